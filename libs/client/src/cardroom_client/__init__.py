@@ -1,0 +1,1 @@
+"""The Python client SDK: play cardroom games over NATS."""

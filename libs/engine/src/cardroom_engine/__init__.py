@@ -1,0 +1,1 @@
+"""The game-rules protocol and the table aggregate (pure)."""

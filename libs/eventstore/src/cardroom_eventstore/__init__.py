@@ -1,0 +1,1 @@
+"""The PostgreSQL event store (SQLAlchemy Core + asyncpg)."""

@@ -1,0 +1,1 @@
+"""Pure rules of the hosted games, one subpackage each."""

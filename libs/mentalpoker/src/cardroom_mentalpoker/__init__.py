@@ -1,0 +1,1 @@
+"""Mental poker: masking, keys and signatures for dealing cards no server can see."""

@@ -1,0 +1,1 @@
+"""Settings, service discovery, embedded servers and migrations for processes and tests."""

@@ -1,0 +1,1 @@
+"""The public wire contract: subjects, id tokens, envelopes, replies."""

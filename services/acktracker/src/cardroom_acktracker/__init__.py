@@ -1,0 +1,1 @@
+"""Ack tracker: acks -> release of the gate."""

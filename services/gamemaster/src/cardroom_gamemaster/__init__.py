@@ -1,0 +1,1 @@
+"""Gamemaster: lobby and commands -> table aggregate -> events."""

@@ -1,0 +1,1 @@
+"""Projector: events -> per-player views and notifications."""

@@ -1,0 +1,1 @@
+"""Relay: event store -> JetStream in commit order."""

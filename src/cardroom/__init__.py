@@ -1,0 +1,1 @@
+"""cardroom: the command line and the composition root of all services."""
