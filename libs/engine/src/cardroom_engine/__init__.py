@@ -1,1 +1,46 @@
-"""The game-rules protocol and the table aggregate (pure)."""
+"""The game engine: the rules protocol, the table aggregate around any game, the registry.
+
+Pure: no I/O, no asyncio, no clocks. Services feed it commands, acks and randomness, and
+persist what it returns.
+"""
+
+from .game import (
+    Bot,
+    BotFactory,
+    Command,
+    Deadline,
+    Event,
+    Game,
+    GameRules,
+    Message,
+    Outcome,
+    RandomBot,
+    Rejection,
+    parse_command,
+)
+from .registry import Registry, registry
+from .table import CREATED, FINISHED, JOINED, STARTED, TABLE_PREFIX, Table, TableState
+
+__all__ = [
+    "CREATED",
+    "FINISHED",
+    "JOINED",
+    "STARTED",
+    "TABLE_PREFIX",
+    "Bot",
+    "BotFactory",
+    "Command",
+    "Deadline",
+    "Event",
+    "Game",
+    "GameRules",
+    "Message",
+    "Outcome",
+    "RandomBot",
+    "Registry",
+    "Rejection",
+    "Table",
+    "TableState",
+    "parse_command",
+    "registry",
+]

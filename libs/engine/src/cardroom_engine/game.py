@@ -1,0 +1,187 @@
+"""The game-rules protocol: what a game must define to be hosted by cardroom.
+
+A game is one object (usually a subclass of :class:`GameRules`) with pure functions over
+its own immutable state. The engine wraps it in a table (lobby, gate, outcome) and the
+services do all I/O, so a new game touches nothing in services/.
+
+The contract, in the order the engine calls it:
+
+- ``setup(config, seats)``: the state before anything happened (no randomness).
+- ``start(state, rng)``: the deal, as events. All randomness is drawn from ``rng`` here or in
+  ``decide``/``follow_up`` and its outcome written into the events, so replay never re-rolls.
+- ``decide(state, actor, command, rng)``: validate one player's command and return the
+  events it causes, or raise :class:`Rejection`. Never mutates.
+- ``evolve(state, event)``: pure and total; the only way state changes.
+- ``notify(before, event, after)``: ``{player: message}`` for this event, in the game's own
+  protocol shape. The keys are exactly the players who must acknowledge it (the gate).
+- ``follow_up(state, rng)``: what the game does by itself once every addressee has
+  acknowledged (next turn, reveal, next round); empty when it waits for a player.
+- ``view(state, player)``: everything that player may see (``None``: a spectator).
+- ``actions(state, player)``: the complete legal commands for that player now.
+- ``deadline(state)`` / ``on_timeout``: a moment at which the game moves by itself.
+- ``outcome(state)``: ``None`` while running, else the result.
+
+Events returned by one call are appended together and form one gate: the next player
+command or follow-up waits until every addressee of every one of them has acknowledged.
+A game whose protocol needs "the others first, then the active player" returns the first
+event and produces the second in ``follow_up``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from cardroom_wire import ErrorCode, WireError
+from pydantic import BaseModel, ValidationError
+
+Event = dict[str, Any]
+"""A JSON object with a ``type`` field. Types starting with ``table.`` are the engine's."""
+
+Message = dict[str, Any]
+"""A JSON object with a ``type`` field, in the shape of the game's protocol."""
+
+Command = Mapping[str, Any]
+"""A player's command: ``type`` plus the move's fields (the command id is not included)."""
+
+S = TypeVar("S")
+C = TypeVar("C", bound=BaseModel)
+
+
+class Rejection(WireError):
+    """A refused command: a stable machine-readable ``code`` and a human ``message``.
+
+    The message must not reveal hidden information (it is sent to the player and may be
+    logged), e.g. "that card is not in your hand" is fine, "player B holds it" is not.
+    """
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of a finished game. ``ranking`` lists groups of tied players, best first."""
+
+    scores: dict[str, float]
+    ranking: list[list[str]]
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scores": self.scores, "ranking": self.ranking, "details": self.details}
+
+    @staticmethod
+    def from_scores(scores: Mapping[str, float], *, lower_is_better: bool) -> Outcome:
+        """Rank players by score, grouping ties."""
+        ordered = sorted(set(scores.values()), reverse=not lower_is_better)
+        ranking = [sorted(p for p, s in scores.items() if s == value) for value in ordered]
+        return Outcome(scores=dict(scores), ranking=ranking)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """Something happens by itself ``seconds`` after the event that set this deadline.
+
+    ``key`` names what the deadline is for; the engine sends the game a timeout for that key
+    (``on_timeout``) unless the state has moved on in the meantime.
+    """
+
+    seconds: float
+    key: str = "timeout"
+
+
+class Bot(Protocol):
+    """A player program. It sees only what its player sees."""
+
+    def observe(self, message: Message) -> None: ...
+
+    def choose(
+        self, view: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], rng: random.Random
+    ) -> Mapping[str, Any]: ...
+
+
+class RandomBot:
+    """Picks uniformly among the legal actions; remembers nothing."""
+
+    def __init__(self, player: str) -> None:
+        self.player = player
+
+    def observe(self, message: Message) -> None:
+        return None
+
+    def choose(
+        self, view: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], rng: random.Random
+    ) -> Mapping[str, Any]:
+        return rng.choice(list(actions))
+
+
+BotFactory = Callable[[str], Bot]
+
+
+class Game(Protocol[S]):
+    """The structural protocol every hosted game satisfies (see the module docs)."""
+
+    name: str
+    min_players: int
+    max_players: int
+    config_model: type[BaseModel]
+    bots: Mapping[str, BotFactory]
+
+    def setup(self, config: Any, seats: Sequence[str]) -> S: ...
+    def start(self, state: S, rng: random.Random) -> list[Event]: ...
+    def decide(self, state: S, actor: str, command: Command, rng: random.Random) -> list[Event]: ...
+    def evolve(self, state: S, event: Event) -> S: ...
+    def notify(self, before: S, event: Event, after: S) -> dict[str, Message]: ...
+    def follow_up(self, state: S, rng: random.Random) -> list[Event]: ...
+    def view(self, state: S, player: str | None) -> dict[str, Any]: ...
+    def actions(self, state: S, player: str) -> list[dict[str, Any]]: ...
+    def deadline(self, state: S) -> Deadline | None: ...
+    def on_timeout(self, state: S, key: str, rng: random.Random) -> list[Event]: ...
+    def house_action(self, state: S, player: str, rng: random.Random) -> dict[str, Any] | None: ...
+    def outcome(self, state: S) -> Outcome | None: ...
+
+
+class GameRules(Generic[S]):
+    """A convenient base with the optional parts filled in. Subclasses set the class
+    attributes and implement setup, start, decide, evolve, notify, view, actions, outcome."""
+
+    name: ClassVar[str]
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 2
+    config_model: ClassVar[type[BaseModel]]
+    bots: ClassVar[Mapping[str, BotFactory]] = {"random": RandomBot}
+
+    def parse_config(self, raw: Mapping[str, Any]) -> BaseModel:
+        try:
+            return self.config_model.model_validate(dict(raw))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first["loc"]) or "config"
+            raise Rejection(ErrorCode.BAD_CONFIG, f"{loc}: {first['msg']}") from None
+
+    def check_start(self, config: Any, seats: Sequence[str]) -> None:
+        """Raise a Rejection (``bad_config``) if the game cannot start with these seats."""
+        return None
+
+    def follow_up(self, state: S, rng: random.Random) -> list[Event]:
+        return []
+
+    def deadline(self, state: S) -> Deadline | None:
+        return None
+
+    def on_timeout(self, state: S, key: str, rng: random.Random) -> list[Event]:
+        return []
+
+    def house_action(self, state: S, player: str, rng: random.Random) -> dict[str, Any] | None:
+        """The move the house bot makes for an away or silent player: random by default."""
+        actions = self.actions(state, player)  # type: ignore[attr-defined]
+        return rng.choice(actions) if actions else None
+
+
+def parse_command(model: type[C], command: Command) -> C:
+    """Validate a command's fields against a pydantic model, as a ``bad_request`` Rejection."""
+    try:
+        return model.model_validate(dict(command))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "command"
+        raise Rejection(ErrorCode.BAD_REQUEST, f"{loc}: {first['msg']}") from None

@@ -1,0 +1,228 @@
+"""Messages on the wire: requests, replies, notifications.
+
+Every message is one JSON object with a ``type`` field (requests) or an ``ok`` field
+(replies). Every reply is ``{"ok": true, ...}`` or
+``{"ok": false, "error": {"code": ..., "message": ...}}``; codes are stable strings listed in
+:class:`ErrorCode` and are what programs should branch on. Messages never carry anything a
+recipient may not see: the hidden-information rules are enforced where they are built.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .ids import Token
+
+MAX_MESSAGE_BYTES = 64 * 1024
+"""Largest request accepted from outside; larger ones are refused with ``too_large``."""
+
+
+class ErrorCode(StrEnum):
+    BAD_JSON = "bad_json"
+    BAD_REQUEST = "bad_request"  # schema: unknown type, missing field, wrong type
+    TOO_LARGE = "too_large"
+    BAD_ID = "bad_id"
+    UNKNOWN_GAME = "unknown_game"
+    UNKNOWN_GAME_TYPE = "unknown_game_type"
+    BAD_CONFIG = "bad_config"
+    NOT_SEATED = "not_seated"
+    ALREADY_SEATED = "already_seated"
+    TABLE_FULL = "table_full"
+    NOT_CREATOR = "not_creator"
+    NOT_ENOUGH_PLAYERS = "not_enough_players"
+    ALREADY_STARTED = "already_started"
+    NOT_STARTED = "not_started"
+    GAME_FINISHED = "game_finished"
+    AWAITING_ACKS = "awaiting_acks"
+    NOT_YOUR_TURN = "not_your_turn"
+    ILLEGAL_MOVE = "illegal_move"
+    UNKNOWN_COMMAND = "unknown_command"
+    UNKNOWN_VERSION = "unknown_version"
+    NOT_ADDRESSEE = "not_addressee"
+    CONFLICT = "conflict"  # lost an optimistic-concurrency race; retry
+    UNAVAILABLE = "unavailable"
+    INTERNAL = "internal"
+
+
+class ErrorBody(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    code: str
+    message: str
+
+
+class WireError(Exception):
+    """An error that is answered to the sender as ``{"ok": false, "error": ...}``."""
+
+    def __init__(self, code: str | ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = str(code)
+        self.message = message
+
+    def body(self) -> ErrorBody:
+        return ErrorBody(code=self.code, message=self.message)
+
+
+def ok(**fields: Any) -> dict[str, Any]:
+    return {"ok": True, **fields}
+
+
+def error(code: str | ErrorCode, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": {"code": str(code), "message": message}}
+
+
+def error_from(exc: WireError) -> dict[str, Any]:
+    return error(exc.code, exc.message)
+
+
+# -- requests --------------------------------------------------------------------------
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CreateTable(_Request):
+    type: Literal["create"] = "create"
+    player: Token
+    game_type: Token
+    config: dict[str, Any] = Field(default_factory=dict)
+    seats: int | None = Field(default=None, ge=1, le=16)
+    game: Token | None = None  # a caller-chosen id; generated when absent
+
+
+class JoinTable(_Request):
+    type: Literal["join"] = "join"
+    player: Token
+    game: Token
+
+
+class StartTable(_Request):
+    type: Literal["start"] = "start"
+    player: Token
+    game: Token
+
+
+class ListTables(_Request):
+    type: Literal["list"] = "list"
+    game_type: Token | None = None
+    status: Literal["lobby", "playing", "finished"] | None = None
+
+
+class GetTable(_Request):
+    type: Literal["get"] = "get"
+    game: Token
+
+
+class Command(BaseModel):
+    """A player's command. ``type`` names the move; the game validates the other fields."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    type: str = Field(min_length=1, max_length=64)
+    id: Token  # the command id: a repeated id returns the first accepted answer
+
+    def fields(self) -> dict[str, Any]:
+        data = self.model_dump()
+        data.pop("id")
+        return data
+
+
+class Ack(_Request):
+    type: Literal["ack"] = "ack"
+    version: int = Field(ge=1)
+
+
+class SyncRequest(_Request):
+    type: Literal["sync"] = "sync"
+
+
+# -- outputs ---------------------------------------------------------------------------
+
+
+class Notification(BaseModel):
+    """What a player receives on ``<root>.player.<player>.<game>``.
+
+    ``seq`` counts this player's notifications in this game from 1 without gaps, so a client
+    sees a gap at once and resyncs; ``version`` is the event version to acknowledge.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["notification"] = "notification"
+    game: str
+    player: str
+    seq: int
+    version: int
+    message: dict[str, Any]
+    actions: list[dict[str, Any]] = Field(default_factory=list)
+    ack: bool = True  # False for informational messages that hold no gate
+
+
+class PublicUpdate(BaseModel):
+    """What spectators receive on ``<root>.public.<game>``: the public view only."""
+
+    model_config = ConfigDict(frozen=True)
+    type: Literal["public"] = "public"
+    game: str
+    version: int
+    view: dict[str, Any]
+
+
+class SyncReply(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    ok: Literal[True] = True
+    game: str
+    player: str
+    version: int
+    view: dict[str, Any]
+    actions: list[dict[str, Any]] = Field(default_factory=list)
+    notifications: list[Notification] = Field(default_factory=list)
+    last_seq: int = 0
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def decode_json(data: bytes | str, limit: int = MAX_MESSAGE_BYTES) -> Any:
+    """Parse an incoming payload, refusing oversized or malformed input with a WireError."""
+    raw = data.encode() if isinstance(data, str) else data
+    if len(raw) > limit:
+        raise WireError(ErrorCode.TOO_LARGE, f"message is {len(raw)} bytes; the limit is {limit}")
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise WireError(ErrorCode.BAD_JSON, f"not valid JSON: {exc.msg}") from None
+    except UnicodeDecodeError:
+        raise WireError(ErrorCode.BAD_JSON, "not valid UTF-8") from None
+
+
+def describe_validation(exc: ValidationError) -> str:
+    """A short message naming the bad fields, without echoing their values back."""
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err["loc"]) or "message"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def parse(model: type[M], payload: Any) -> M:
+    """Validate a decoded payload against ``model`` or raise ``bad_request``."""
+    if not isinstance(payload, dict):
+        raise WireError(ErrorCode.BAD_REQUEST, "a message must be a JSON object")
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        code = (
+            ErrorCode.BAD_ID
+            if any("letters, digits" in str(e.get("msg", "")) for e in exc.errors())
+            else ErrorCode.BAD_REQUEST
+        )
+        raise WireError(code, describe_validation(exc)) from None
+
+
+def dumps(obj: BaseModel | dict[str, Any]) -> bytes:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump_json().encode()
+    return json.dumps(obj, separators=(",", ":")).encode()
