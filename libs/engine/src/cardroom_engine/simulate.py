@@ -8,6 +8,7 @@ legal actions (chosen at random: in simultaneous games several have) makes a mov
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,9 @@ class LocalGame:
         return self.table.outcome(self.state)
 
     def apply(self, events: Sequence[Event]) -> None:
-        for event in events:
+        for produced in events:
+            # The store keeps events as JSON: evolve must work on what comes back from it.
+            event = json.loads(json.dumps(produced))
             before = self.state
             self.state = self.table.evolve(before, event)
             notes = self.table.notify(before, event, self.state)
