@@ -1,0 +1,199 @@
+"""A small test game with hidden values and follow-up steps: high card.
+
+Each round every player is dealt a secret number. In seat order each player bets 1 to 3
+chips into the pot or folds. When all have acted, a follow-up shows the cards of the players
+who did not fold (a folded card stays secret forever), the highest shown card takes the pot,
+and another follow-up deals the next round. After ``rounds`` rounds the most chips wins.
+
+It exists to test the engine and the services without waiting for the real games.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from cardroom_engine import Event, GameRules, Message, Outcome, Rejection, parse_command
+from cardroom_wire import ErrorCode
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rounds: int = Field(default=3, ge=1, le=50)
+    max_value: int = Field(default=100, ge=2, le=1_000_000)
+
+
+class Bet(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["bet"]
+    amount: int = Field(ge=1, le=3)
+
+
+class Fold(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["fold"]
+
+
+@dataclass(frozen=True)
+class State:
+    seats: tuple[str, ...]
+    rounds: int
+    max_value: int
+    round: int = 0
+    cards: tuple[tuple[str, int], ...] = ()
+    acted: tuple[str, ...] = ()
+    folded: tuple[str, ...] = ()
+    pot: int = 0
+    chips: tuple[tuple[str, int], ...] = ()
+    turn: str | None = None
+    phase: str = "dealing"  # dealing | betting | showdown | over
+
+    def card(self, player: str) -> int:
+        return dict(self.cards)[player]
+
+
+class HighCard(GameRules[State]):
+    name = "highcard"
+    min_players = 2
+    max_players = 3
+    config_model = Config
+
+    def setup(self, config: Any, seats: Sequence[str]) -> State:
+        assert isinstance(config, Config)
+        return State(
+            seats=tuple(seats),
+            rounds=config.rounds,
+            max_value=config.max_value,
+            chips=tuple((p, 0) for p in seats),
+        )
+
+    def start(self, state: State, rng: random.Random) -> list[Event]:
+        return [self._deal(state, rng)]
+
+    def _deal(self, state: State, rng: random.Random) -> Event:
+        values = rng.sample(range(1, state.max_value + 1), len(state.seats))
+        return {
+            "type": "Dealt",
+            "round": state.round + 1,
+            "cards": dict(zip(state.seats, values, strict=True)),
+        }
+
+    def decide(
+        self, state: State, actor: str, command: Mapping[str, Any], rng: random.Random
+    ) -> list[Event]:
+        kind = command.get("type")
+        if kind not in ("bet", "fold"):
+            raise Rejection(ErrorCode.UNKNOWN_COMMAND, f"highcard has no command {kind!r}")
+        if state.phase != "betting" or state.turn != actor:
+            raise Rejection(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
+        if kind == "bet":
+            bet = parse_command(Bet, command)
+            return [{"type": "BetPlaced", "player": actor, "amount": bet.amount}]
+        parse_command(Fold, command)
+        return [{"type": "Folded", "player": actor}]
+
+    def follow_up(self, state: State, rng: random.Random) -> list[Event]:
+        if state.phase == "dealing":
+            return [{"type": "TurnStarted", "player": state.seats[0]}]
+        if state.phase == "betting" and state.turn is None:
+            waiting = [p for p in state.seats if p not in state.acted]
+            if waiting:
+                return [{"type": "TurnStarted", "player": waiting[0]}]
+            shown = {p: v for p, v in state.cards if p not in state.folded}
+            winner = max(shown, key=lambda p: shown[p]) if shown else None
+            return [{"type": "Showdown", "shown": shown, "winner": winner, "pot": state.pot}]
+        if state.phase == "showdown" and state.round < state.rounds:
+            return [self._deal(state, rng)]
+        return []
+
+    def evolve(self, state: State, event: Event) -> State:
+        kind = event["type"]
+        if kind == "Dealt":
+            return replace(
+                state,
+                round=event["round"],
+                cards=tuple((p, int(event["cards"][p])) for p in state.seats),
+                acted=(),
+                folded=(),
+                pot=0,
+                turn=None,
+                phase="dealing",
+            )
+        if kind == "TurnStarted":
+            return replace(state, turn=event["player"], phase="betting")
+        if kind == "BetPlaced":
+            return replace(
+                state,
+                acted=(*state.acted, event["player"]),
+                pot=state.pot + event["amount"],
+                turn=None,
+            )
+        if kind == "Folded":
+            p = event["player"]
+            return replace(state, acted=(*state.acted, p), folded=(*state.folded, p), turn=None)
+        if kind == "Showdown":
+            chips = dict(state.chips)
+            if event["winner"] is not None:
+                chips[event["winner"]] += event["pot"]
+            over = state.round >= state.rounds
+            return replace(
+                state,
+                chips=tuple(chips.items()),
+                pot=0,
+                phase="over" if over else "showdown",
+            )
+        raise ValueError(f"unknown event {kind!r}")
+
+    def notify(self, before: State, event: Event, after: State) -> dict[str, Message]:
+        kind = event["type"]
+        if kind == "Dealt":
+            return {
+                p: {"type": "YourCard", "round": event["round"], "card": event["cards"][p]}
+                for p in after.seats
+            }
+        if kind == "TurnStarted":
+            return {p: {"type": "Turn", "player": event["player"]} for p in after.seats}
+        if kind == "BetPlaced":
+            msg = {"type": "Bet", "player": event["player"], "amount": event["amount"]}
+            return {p: dict(msg) for p in after.seats}
+        if kind == "Folded":
+            return {p: {"type": "Fold", "player": event["player"]} for p in after.seats}
+        if kind == "Showdown":
+            msg = {
+                "type": "Showdown",
+                "shown": event["shown"],
+                "winner": event["winner"],
+                "pot": event["pot"],
+                "chips": dict(after.chips),
+            }
+            return {p: dict(msg) for p in after.seats}
+        return {}
+
+    def view(self, state: State, player: str | None) -> dict[str, Any]:
+        view: dict[str, Any] = {
+            "round": state.round,
+            "phase": state.phase,
+            "turn": state.turn,
+            "pot": state.pot,
+            "chips": dict(state.chips),
+            "folded": list(state.folded),
+        }
+        if player is not None and state.cards:
+            view["card"] = state.card(player)
+        return view
+
+    def actions(self, state: State, player: str) -> list[dict[str, Any]]:
+        if state.phase != "betting" or state.turn != player:
+            return []
+        return [{"type": "bet", "amount": a} for a in (1, 2, 3)] + [{"type": "fold"}]
+
+    def outcome(self, state: State) -> Outcome | None:
+        if state.phase != "over":
+            return None
+        return Outcome.from_scores({p: float(c) for p, c in state.chips}, lower_is_better=False)
+
+
+GAME = HighCard()
