@@ -1,2 +1,202 @@
+"""The ``cardroom`` command: run the services, seat bots, list the games."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from .services import SERVICES, ServiceName
+
+app = typer.Typer(
+    help=(
+        "cardroom hosts multiplayer card games with hidden information over NATS and "
+        "PostgreSQL. Without CARDROOM_NATS_URL / CARDROOM_DATABASE_URL it finds local "
+        "servers on the default ports, or starts embedded ones in .cardroom/."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console(stderr=True)
+
+
+class BotKind(StrEnum):
+    random = "random"
+    heuristic = "heuristic"
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not verbose:
+        for noisy in ("faststream", "nats", "aiosqlite", "sqlalchemy"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+async def _prepare() -> tuple[Any, str, str]:
+    """Find the servers, make sure the database exists and is migrated."""
+    from cardroom_runtime import migrate
+    from cardroom_runtime.discovery import discover, ensure_database
+    from cardroom_runtime.games import load_games
+    from cardroom_runtime.settings import Settings
+
+    load_games()
+    settings = Settings.from_env()
+    services = await discover(settings)
+    database_url = settings.database_url or await ensure_database(
+        services.database_admin_url, "cardroom"
+    )
+    await migrate.upgrade_async(database_url)
+    return services, database_url, settings.subject_root
+
+
+@app.command()
+def serve(
+    service: Annotated[
+        ServiceName, typer.Argument(help="Which service to run; 'all' runs every one.")
+    ] = ServiceName.all,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+) -> None:
+    """Run one service, or all of them in one process, until Ctrl-C."""
+    _setup_logging(verbose)
+    asyncio.run(_serve(service))
+
+
+async def _serve(service: ServiceName) -> None:
+    from cardroom_engine import registry
+    from cardroom_runtime.host import Host
+
+    services, database_url, root = await _prepare()
+    chosen = SERVICES[service]
+    host = Host(
+        chosen,
+        nats_url=services.nats_url,
+        database_url=database_url,
+        subject_root=root,
+        client_name=f"cardroom-{service.value}",
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await host.start()
+    console.print(
+        f"[bold green]cardroom[/] {service.value} is running "
+        f"({', '.join(s.name for s in host.services)})\n"
+        f"{services.describe()}\n"
+        f"NATS: {services.nats_url}  subject root: {root}\n"
+        f"games: {', '.join(registry.names()) or '(none)'}\n"
+        f"play:  uv run cardroom bots --game <type> --tables 1   "
+        f"(or any NATS client: see README)\n"
+        "Ctrl-C stops."
+    )
+    # tell a supervising process (tests, scripts) that we are up
+    print("cardroom: ready", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await host.stop()
+        await services.aclose()
+
+
+@app.command()
+def bots(
+    game: Annotated[str, typer.Option(help="The game type to play.")],
+    tables: Annotated[int, typer.Option(min=1, help="How many tables to play at once.")] = 1,
+    players: Annotated[int, typer.Option(min=1, help="Players per table.")] = 2,
+    kind: Annotated[
+        list[BotKind] | None, typer.Option(help="Bot kinds, cycled over the seats.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+) -> None:
+    """Seat bots at new tables of a running cardroom and play them out."""
+    _setup_logging(verbose)
+    asyncio.run(_bots(game, tables, players, [k.value for k in kind or [BotKind.random]]))
+
+
+async def _bots(game: str, tables: int, players: int, kinds: Sequence[str]) -> None:
+    from cardroom_bots import play_table
+    from cardroom_runtime.discovery import discover
+    from cardroom_runtime.games import load_games
+    from cardroom_runtime.settings import Settings
+
+    load_games()
+    settings = Settings.from_env()
+    services = await discover(settings, mode=None)
+    try:
+        results = await asyncio.gather(
+            *(
+                play_table(
+                    services.nats_url,
+                    game,
+                    [f"bot{t}x{p}" for p in range(players)],
+                    subject_root=settings.subject_root,
+                    kinds=kinds,
+                )
+                for t in range(tables)
+            )
+        )
+    finally:
+        await services.aclose()
+    out = RichTable(title=f"{len(results)} {game} game(s)")
+    out.add_column("game")
+    out.add_column("ranking")
+    out.add_column("scores")
+    for game_id, outcome in results:
+        ranking = " > ".join("=".join(group) for group in outcome.get("ranking", []))
+        out.add_row(game_id, ranking, str(outcome.get("scores", {})))
+    Console().print(out)
+
+
+@app.command()
+def games() -> None:
+    """List the game types this installation hosts."""
+    from cardroom_engine import registry
+    from cardroom_runtime.games import load_games
+
+    load_games()
+    out = RichTable(title="games")
+    out.add_column("type")
+    out.add_column("players")
+    out.add_column("bots")
+    out.add_column("config (defaults)")
+    for name in registry.names():
+        game = registry.get(name)
+        defaults = game.config_model().model_dump(mode="json")
+        out.add_row(
+            name,
+            f"{game.min_players}-{game.max_players}",
+            ", ".join(sorted(game.bots)),
+            ", ".join(f"{k}={v}" for k, v in defaults.items()),
+        )
+    Console().print(out)
+
+
+@app.command()
+def migrate() -> None:
+    """Create or upgrade the database schema (what `serve` does at start)."""
+    _setup_logging(False)
+
+    async def run() -> None:
+        services, _, _ = await _prepare()
+        await services.aclose()
+        console.print("database is at the newest schema")
+
+    asyncio.run(run())
+
+
 def main() -> None:
-    raise SystemExit("not yet")
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

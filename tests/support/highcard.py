@@ -5,6 +5,9 @@ chips into the pot or folds. When all have acted, a follow-up shows the cards of
 who did not fold (a folded card stays secret forever), the highest shown card takes the pot,
 and another follow-up deals the next round. After ``rounds`` rounds the most chips wins.
 
+Turns are announced in two gated steps, as the seeds do: the others learn whose turn it is,
+then the active player alone is prompted, so the active player acts once the gate is open.
+
 It exists to test the engine and the services without waiting for the real games.
 """
 
@@ -49,6 +52,7 @@ class State:
     pot: int = 0
     chips: tuple[tuple[str, int], ...] = ()
     turn: str | None = None
+    prompted: bool = False
     phase: str = "dealing"  # dealing | betting | showdown | over
 
     def card(self, player: str) -> int:
@@ -87,7 +91,7 @@ class HighCard(GameRules[State]):
         kind = command.get("type")
         if kind not in ("bet", "fold"):
             raise Rejection(ErrorCode.UNKNOWN_COMMAND, f"highcard has no command {kind!r}")
-        if state.phase != "betting" or state.turn != actor:
+        if state.phase != "betting" or state.turn != actor or not state.prompted:
             raise Rejection(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
         if kind == "bet":
             bet = parse_command(Bet, command)
@@ -98,6 +102,9 @@ class HighCard(GameRules[State]):
     def follow_up(self, state: State, rng: random.Random) -> list[Event]:
         if state.phase == "dealing":
             return [{"type": "TurnStarted", "player": state.seats[0]}]
+        if state.phase == "betting" and state.turn is not None and not state.prompted:
+            # the two-step prompt of the seeds: the others first, then the active player
+            return [{"type": "TurnPrompted", "player": state.turn}]
         if state.phase == "betting" and state.turn is None:
             waiting = [p for p in state.seats if p not in state.acted]
             if waiting:
@@ -123,7 +130,9 @@ class HighCard(GameRules[State]):
                 phase="dealing",
             )
         if kind == "TurnStarted":
-            return replace(state, turn=event["player"], phase="betting")
+            return replace(state, turn=event["player"], prompted=False, phase="betting")
+        if kind == "TurnPrompted":
+            return replace(state, prompted=True)
         if kind == "BetPlaced":
             return replace(
                 state,
@@ -155,7 +164,10 @@ class HighCard(GameRules[State]):
                 for p in after.seats
             }
         if kind == "TurnStarted":
-            return {p: {"type": "Turn", "player": event["player"]} for p in after.seats}
+            others = [p for p in after.seats if p != event["player"]]
+            return {p: {"type": "Turn", "player": event["player"]} for p in others}
+        if kind == "TurnPrompted":
+            return {event["player"]: {"type": "YourTurn", "pot": after.pot}}
         if kind == "BetPlaced":
             msg = {"type": "Bet", "player": event["player"], "amount": event["amount"]}
             return {p: dict(msg) for p in after.seats}
@@ -186,7 +198,7 @@ class HighCard(GameRules[State]):
         return view
 
     def actions(self, state: State, player: str) -> list[dict[str, Any]]:
-        if state.phase != "betting" or state.turn != player:
+        if state.phase != "betting" or state.turn != player or not state.prompted:
             return []
         return [{"type": "bet", "amount": a} for a in (1, 2, 3)] + [{"type": "fold"}]
 

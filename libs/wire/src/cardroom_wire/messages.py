@@ -157,6 +157,7 @@ class Notification(BaseModel):
     version: int
     message: dict[str, Any]
     actions: list[dict[str, Any]] = Field(default_factory=list)
+    view: dict[str, Any] | None = None  # the player's whole view, sent when it must act
     ack: bool = True  # False for informational messages that hold no gate
 
 

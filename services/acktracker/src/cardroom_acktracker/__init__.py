@@ -1,1 +1,5 @@
-"""Ack tracker: acks -> release of the gate."""
+"""Ack tracker: acks -> release of the gate -> the gamemaster's follow-up."""
+
+from .service import AckTracker
+
+__all__ = ["AckTracker"]

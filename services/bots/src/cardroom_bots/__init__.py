@@ -1,1 +1,5 @@
-"""Bots that play any game through the client SDK."""
+"""Bots: player programs that play any game through the client SDK."""
+
+from .players import BotPlayer, play_table
+
+__all__ = ["BotPlayer", "play_table"]

@@ -1,1 +1,5 @@
-"""Gamemaster: lobby and commands -> table aggregate -> events."""
+"""Gamemaster: lobby and commands -> table aggregate -> events (+ pending acks), replies."""
+
+from .service import Gamemaster
+
+__all__ = ["Gamemaster"]

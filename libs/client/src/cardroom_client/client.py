@@ -1,0 +1,318 @@
+"""The Python client SDK: one player's connection to cardroom.
+
+It keeps the promises of the protocol for its caller:
+
+- notifications of a game reach the handler one at a time, in order, each once;
+- a notification is acknowledged only after the handler has returned (so a crash in the
+  handler means no ack, and the server sends it again on the next sync);
+- a gap in a game's ``seq`` numbers, or a reconnect to NATS, triggers a sync, which replays
+  every notification not yet acknowledged, in order;
+- commands return the new version or raise :class:`CardroomError` with the server's code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import nats
+from cardroom_wire import (
+    ErrorCode,
+    Notification,
+    Subjects,
+    SyncReply,
+    check_id,
+    new_id,
+)
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+
+log = logging.getLogger("cardroom.client")
+
+Handler = Callable[[Notification], Awaitable[None]]
+
+
+class CardroomError(Exception):
+    """The server refused a request. ``code`` is stable; ``message`` is for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class _Feed:
+    """One game's ordered stream of notifications for this player."""
+
+    game: str
+    last_seq: int = 0
+    queue: asyncio.Queue[Notification | None] = field(default_factory=asyncio.Queue)
+    task: asyncio.Task[None] | None = None
+    syncing: bool = False
+    held: dict[int, Notification] = field(default_factory=dict)  # ahead of a gap
+    skip_to: int = 0  # from the last sync: everything up to it is acknowledged or listed
+
+
+class Client:
+    """A player's connection. Use :meth:`connect`, then :meth:`follow` the games it plays."""
+
+    def __init__(self, nc: NatsClient, player: str, subjects: Subjects, timeout: float) -> None:
+        self.nc = nc
+        self.player = check_id(player, "player id")
+        self.subjects = subjects
+        self.timeout = timeout
+        self._feeds: dict[str, _Feed] = {}
+        self._handler: Handler | None = None
+        self._after_ack: Handler | None = None
+        self._sub: Any = None
+        self._closed = False
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        player: str,
+        *,
+        subject_root: str = "cardroom",
+        timeout: float = 10.0,
+        **options: Any,
+    ) -> Client:
+        holder: dict[str, Client] = {}
+
+        async def reconnected() -> None:
+            client = holder.get("client")
+            if client is not None:
+                client._resync_all()
+
+        async def quiet(exc: Exception) -> None:
+            log.debug("nats: %s", exc)
+
+        opts: dict[str, Any] = {
+            "name": f"cardroom-client-{player}",
+            "max_reconnect_attempts": -1,
+            "reconnect_time_wait": 0.25,
+            "reconnected_cb": reconnected,
+            "error_cb": quiet,
+        }
+        opts.update(options)
+        nc = await nats.connect(url, **opts)
+        client = cls(nc, player, Subjects(subject_root), timeout)
+        holder["client"] = client
+        client._sub = await nc.subscribe(
+            client.subjects.player_all(client.player), cb=client._on_message
+        )
+        return client
+
+    async def close(self) -> None:
+        self._closed = True
+        for feed in self._feeds.values():
+            if feed.task is not None:
+                feed.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await feed.task
+        with contextlib.suppress(Exception):
+            await self.nc.drain()
+
+    # -- requests -----------------------------------------------------------------------------
+    async def request(self, subject: str, payload: dict[str, Any] | bytes) -> dict[str, Any]:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        try:
+            msg = await self.nc.request(subject, data, timeout=self.timeout)
+        except NoRespondersError:
+            raise CardroomError(ErrorCode.UNAVAILABLE, f"nobody serves {subject}") from None
+        except NatsTimeout:
+            raise CardroomError(ErrorCode.UNAVAILABLE, f"no answer on {subject}") from None
+        reply: dict[str, Any] = json.loads(msg.data)
+        if not reply.get("ok"):
+            err = reply.get("error") or {}
+            raise CardroomError(str(err.get("code", "unknown")), str(err.get("message", "")))
+        return reply
+
+    async def create(
+        self,
+        game_type: str,
+        config: dict[str, Any] | None = None,
+        *,
+        seats: int | None = None,
+        game: str | None = None,
+    ) -> str:
+        body: dict[str, Any] = {"player": self.player, "game_type": game_type}
+        if config:
+            body["config"] = config
+        if seats is not None:
+            body["seats"] = seats
+        if game is not None:
+            body["game"] = game
+        reply = await self.request(self.subjects.lobby("create"), body)
+        game_id = str(reply["game"])
+        await self.follow(game_id, sync=False)  # a new table: its first seq is 1
+        return game_id
+
+    async def join(self, game: str) -> dict[str, Any]:
+        await self.follow(game, sync=False)
+        reply = await self.request(
+            self.subjects.lobby("join"), {"player": self.player, "game": game}
+        )
+        return dict(reply["table"])
+
+    async def start(self, game: str) -> dict[str, Any]:
+        reply = await self.request(
+            self.subjects.lobby("start"), {"player": self.player, "game": game}
+        )
+        return dict(reply["table"])
+
+    async def tables(self, **filters: str) -> list[dict[str, Any]]:
+        reply = await self.request(self.subjects.lobby("list"), dict(filters))
+        return list(reply["tables"])
+
+    async def table(self, game: str) -> dict[str, Any]:
+        reply = await self.request(self.subjects.lobby("get"), {"game": game})
+        return dict(reply["table"])
+
+    async def command(
+        self, game: str, type: str, *, command_id: str | None = None, **fields: Any
+    ) -> int:
+        """Send one command; returns the game's new version."""
+        body = {"type": type, "id": command_id or new_id("c"), **fields}
+        reply = await self.request(self.subjects.cmd(game, self.player), body)
+        return int(reply["version"])
+
+    async def send(
+        self, game: str, command: dict[str, Any], *, command_id: str | None = None
+    ) -> int:
+        fields = {k: v for k, v in command.items() if k not in ("type", "id")}
+        return await self.command(game, str(command["type"]), command_id=command_id, **fields)
+
+    async def ack(self, game: str, version: int) -> None:
+        """Acknowledge; retried while the ack tracker is unreachable."""
+        delay = 0.05
+        while True:
+            try:
+                await self.request(
+                    self.subjects.ack(game, self.player), {"type": "ack", "version": version}
+                )
+                return
+            except CardroomError as exc:
+                if exc.code != ErrorCode.UNAVAILABLE or self._closed:
+                    raise
+            await asyncio.sleep(delay)  # back off while the service is away
+            delay = min(delay * 2, 1.0)
+
+    async def sync(self, game: str) -> SyncReply:
+        """Ask for the view and every unacknowledged notification, and process them."""
+        raw = await self.request(self.subjects.sync(game, self.player), {"type": "sync"})
+        reply = SyncReply.model_validate(raw)
+        feed = self._feed(game)
+        for note in reply.notifications:
+            feed.queue.put_nowait(note)
+        # everything up to last_seq that was not listed has been acknowledged already
+        feed.skip_to = max(feed.skip_to, reply.last_seq)
+        feed.queue.put_nowait(None)
+        return reply
+
+    # -- notifications ----------------------------------------------------------------------
+    def on_notification(self, handler: Handler, *, after_ack: Handler | None = None) -> None:
+        """Set the handler for every game's notifications (and an optional hook that runs
+        once the notification is acknowledged, e.g. to act on its ``actions``)."""
+        self._handler = handler
+        self._after_ack = after_ack
+
+    async def follow(self, game: str, *, sync: bool = True) -> None:
+        self._feed(game)
+        if sync:
+            await self.sync(game)
+
+    def _feed(self, game: str) -> _Feed:
+        feed = self._feeds.get(game)
+        if feed is None:
+            feed = self._feeds[game] = _Feed(check_id(game, "game id"))
+            feed.task = asyncio.create_task(self._run(feed), name=f"feed-{game}")
+        return feed
+
+    async def _on_message(self, msg: Msg) -> None:
+        try:
+            note = Notification.model_validate_json(msg.data)
+        except Exception:
+            log.warning("dropping a malformed notification on %s", msg.subject)
+            return
+        if note.player != self.player:
+            return
+        self._feed(note.game).queue.put_nowait(note)
+
+    def _resync_all(self) -> None:
+        for game in list(self._feeds):
+            asyncio.get_running_loop().create_task(self._safe_sync(game))
+
+    async def _safe_sync(self, game: str) -> None:
+        delay = 0.05
+        while not self._closed:
+            try:
+                await self.sync(game)
+                return
+            except CardroomError as exc:
+                if exc.code != ErrorCode.UNAVAILABLE:
+                    log.warning("sync of %s failed: %s", game, exc)
+                    return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def _run(self, feed: _Feed) -> None:
+        while True:
+            note = await feed.queue.get()
+            if note is None:  # the end of a sync batch
+                feed.syncing = False
+                feed.last_seq = max(feed.last_seq, feed.skip_to)
+                await self._drain_held(feed)
+                continue
+            if note.seq <= feed.last_seq:
+                if note.ack:  # a resend: our ack may have been lost
+                    await self._ack_quietly(note)
+                continue
+            if note.seq > feed.last_seq + 1:
+                feed.held[note.seq] = note
+                if not feed.syncing:  # a gap: fetch what is missing, in order
+                    feed.syncing = True
+                    asyncio.get_running_loop().create_task(self._safe_sync(feed.game))
+                continue
+            await self._process(feed, note)
+            await self._drain_held(feed)
+
+    async def _drain_held(self, feed: _Feed) -> None:
+        for seq in sorted(feed.held):
+            if seq <= feed.last_seq:
+                del feed.held[seq]
+            elif seq == feed.last_seq + 1:
+                await self._process(feed, feed.held.pop(seq))
+        if feed.held and not feed.syncing:  # still a gap: ask again
+            feed.syncing = True
+            asyncio.get_running_loop().create_task(self._safe_sync(feed.game))
+
+    async def _process(self, feed: _Feed, note: Notification) -> None:
+        try:
+            if self._handler is not None:
+                await self._handler(note)
+        except Exception:
+            log.exception("handler failed on %s seq %s; not acknowledged", note.game, note.seq)
+            return
+        feed.last_seq = note.seq
+        if note.ack:
+            await self._ack_quietly(note)
+        if self._after_ack is not None:
+            try:
+                await self._after_ack(note)
+            except Exception:
+                log.exception("after-ack hook failed on %s seq %s", note.game, note.seq)
+
+    async def _ack_quietly(self, note: Notification) -> None:
+        try:
+            await self.ack(note.game, note.version)
+        except CardroomError as exc:
+            log.warning("ack of %s@%s refused: %s", note.game, note.version, exc)

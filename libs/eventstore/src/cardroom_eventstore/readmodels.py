@@ -1,0 +1,236 @@
+"""Read models built from the events by the projector, and read by the lobby and the sync.
+
+They live beside the event store (one database, one Alembic history) so that any service can
+read them through this module without importing another service. Only the projector writes
+them, always inside a tracking transaction (see ``EventStore.tracking``), so they are exactly
+as fresh as the projector's checkpoint and can be dropped and rebuilt from the events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB, insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+readmodels = sa.MetaData()
+
+notifications = sa.Table(
+    "notifications",
+    readmodels,
+    sa.Column("game_id", sa.Text, primary_key=True),
+    sa.Column("player_id", sa.Text, primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("payload", JSONB, nullable=False),
+    sa.Index("notifications_by_version", "game_id", "player_id", "version"),
+)
+
+views = sa.Table(
+    "views",
+    readmodels,
+    sa.Column("game_id", sa.Text, primary_key=True),
+    sa.Column("player_id", sa.Text, primary_key=True),  # "" is the spectator
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("view", JSONB, nullable=False),
+    sa.Column("actions", JSONB, nullable=False),
+)
+
+tables = sa.Table(
+    "tables",
+    readmodels,
+    sa.Column("game_id", sa.Text, primary_key=True),
+    sa.Column("game_type", sa.Text, nullable=False),
+    sa.Column("status", sa.Text, nullable=False),
+    sa.Column("summary", JSONB, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), server_default=sa.func.now()),
+    sa.Index("tables_by_status", "status", "game_type"),
+)
+
+SPECTATOR = ""
+
+
+@dataclass(frozen=True)
+class StoredNotification:
+    game_id: str
+    player_id: str
+    seq: int
+    version: int
+    payload: dict[str, Any]
+
+
+# -- writes (projector, inside its tracking transaction) ------------------------------------
+
+
+async def add_notifications(conn: AsyncConnection, rows: Sequence[StoredNotification]) -> None:
+    if rows:
+        await conn.execute(
+            notifications.insert(),
+            [
+                {
+                    "game_id": r.game_id,
+                    "player_id": r.player_id,
+                    "seq": r.seq,
+                    "version": r.version,
+                    "payload": r.payload,
+                }
+                for r in rows
+            ],
+        )
+
+
+async def put_views(
+    conn: AsyncConnection,
+    game_id: str,
+    version: int,
+    rows: Sequence[tuple[str, dict[str, Any], list[dict[str, Any]]]],
+) -> None:
+    """Upsert ``(player, view, actions)`` rows of one game."""
+    if not rows:
+        return
+    stmt = insert(views).values(
+        [
+            {"game_id": game_id, "player_id": p, "version": version, "view": v, "actions": a}
+            for p, v, a in rows
+        ]
+    )
+    await conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[views.c.game_id, views.c.player_id],
+            set_={
+                "version": stmt.excluded.version,
+                "view": stmt.excluded.view,
+                "actions": stmt.excluded.actions,
+            },
+        )
+    )
+
+
+async def put_table(conn: AsyncConnection, summary: dict[str, Any]) -> None:
+    stmt = insert(tables).values(
+        game_id=summary["game"],
+        game_type=summary["game_type"],
+        status=summary["status"],
+        summary=summary,
+        version=summary["version"],
+    )
+    await conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[tables.c.game_id],
+            set_={
+                "status": stmt.excluded.status,
+                "summary": stmt.excluded.summary,
+                "version": stmt.excluded.version,
+                "updated_at": sa.func.now(),
+            },
+        )
+    )
+
+
+async def last_seqs(conn: AsyncConnection, game_id: str) -> dict[str, int]:
+    rows = await conn.execute(
+        sa.select(notifications.c.player_id, sa.func.max(notifications.c.seq))
+        .where(notifications.c.game_id == game_id)
+        .group_by(notifications.c.player_id)
+    )
+    return {p: int(s) for p, s in rows}
+
+
+async def clear_game(conn: AsyncConnection, game_id: str) -> None:
+    for table in (notifications, views, tables):
+        await conn.execute(table.delete().where(table.c.game_id == game_id))
+
+
+# -- reads (sync, lobby, acks) ----------------------------------------------------------------
+
+
+def _note(row: Any) -> StoredNotification:
+    return StoredNotification(row.game_id, row.player_id, row.seq, row.version, row.payload)
+
+
+async def notifications_for_versions(
+    engine: AsyncEngine, game_id: str, player_id: str, versions: Sequence[int]
+) -> list[StoredNotification]:
+    if not versions:
+        return []
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            sa.select(notifications)
+            .where(
+                notifications.c.game_id == game_id,
+                notifications.c.player_id == player_id,
+                notifications.c.version.in_(list(versions)),
+            )
+            .order_by(notifications.c.seq)
+        )
+        return [_note(r) for r in rows]
+
+
+async def notifications_at(
+    engine: AsyncEngine, game_id: str, version: int
+) -> list[StoredNotification]:
+    async with engine.connect() as conn:
+        rows = await conn.execute(
+            sa.select(notifications)
+            .where(notifications.c.game_id == game_id, notifications.c.version == version)
+            .order_by(notifications.c.player_id, notifications.c.seq)
+        )
+        return [_note(r) for r in rows]
+
+
+async def was_notified(engine: AsyncEngine, game_id: str, player_id: str, version: int) -> bool:
+    async with engine.connect() as conn:
+        row = await conn.execute(
+            sa.select(sa.literal(1))
+            .where(
+                notifications.c.game_id == game_id,
+                notifications.c.player_id == player_id,
+                notifications.c.version == version,
+            )
+            .limit(1)
+        )
+        return row.first() is not None
+
+
+async def last_seq(engine: AsyncEngine, game_id: str, player_id: str) -> int:
+    async with engine.connect() as conn:
+        value = await conn.scalar(
+            sa.select(sa.func.max(notifications.c.seq)).where(
+                notifications.c.game_id == game_id, notifications.c.player_id == player_id
+            )
+        )
+        return int(value or 0)
+
+
+async def get_view(
+    engine: AsyncEngine, game_id: str, player_id: str
+) -> tuple[int, dict[str, Any], list[dict[str, Any]]] | None:
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                sa.select(views.c.version, views.c.view, views.c.actions).where(
+                    views.c.game_id == game_id, views.c.player_id == player_id
+                )
+            )
+        ).first()
+        return None if row is None else (row.version, row.view, row.actions)
+
+
+async def list_tables(
+    engine: AsyncEngine,
+    *,
+    game_type: str | None = None,
+    status: str | None = None,
+    limit: int = 100,
+) -> list[dict[str, Any]]:
+    query = sa.select(tables.c.summary).order_by(tables.c.updated_at.desc()).limit(limit)
+    if game_type is not None:
+        query = query.where(tables.c.game_type == game_type)
+    if status is not None:
+        query = query.where(tables.c.status == status)
+    async with engine.connect() as conn:
+        return [dict(r.summary) for r in await conn.execute(query)]

@@ -1,0 +1,166 @@
+"""Hosting services: one FastStream broker, the event store, and the services on them.
+
+A service is a class with a ``name``; it adds its subscribers to the shared broker in
+``register`` and runs any background work between ``start`` and ``stop``. The host runs one
+service (``cardroom serve relay``) or all of them in one process (``cardroom serve all``):
+the services are the same objects either way, they only share a connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from cardroom_eventstore import EventStore
+from cardroom_wire import (
+    ErrorCode,
+    Subjects,
+    WireError,
+    error,
+    error_from,
+)
+from faststream.nats import NatsBroker, NatsMessage
+
+log = logging.getLogger("cardroom")
+
+
+async def ensure_events_stream(nats_url: str, subjects: Subjects) -> None:
+    """Create the JetStream stream of ``<root>.events.>`` unless it exists."""
+    from .nats import connect, ensure_stream
+
+    nc = await connect(nats_url, "cardroom-setup")
+    try:
+        await ensure_stream(nc.jetstream(), subjects.events_stream, [subjects.events_all])
+    finally:
+        await nc.close()
+
+
+@dataclass
+class Runtime:
+    """What every service of one process shares."""
+
+    subjects: Subjects
+    broker: NatsBroker
+    store: EventStore
+    nats_url: str
+    database_url: str
+
+
+class Service:
+    name: ClassVar[str]
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
+    @property
+    def subjects(self) -> Subjects:
+        return self.rt.subjects
+
+    @property
+    def store(self) -> EventStore:
+        return self.rt.store
+
+    def register(self) -> None:
+        """Add this service's subscribers to the broker (before it starts)."""
+
+    async def prepare(self) -> None:
+        """Prepare what subscribers need before the broker connects (e.g. streams)."""
+
+    async def start(self) -> None:
+        """Start background work (after the broker is connected)."""
+
+    async def stop(self) -> None:
+        """Stop background work; called before the broker closes."""
+
+
+Handler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
+
+
+def replying(handler: Handler) -> Callable[[NatsMessage], Awaitable[bytes]]:
+    """Wrap a request handler so that every input gets exactly one JSON reply.
+
+    Hostile input (bad ids, JSON, schema, size) is answered with a WireError's code; an
+    unexpected exception is logged and answered ``internal`` without details, so nothing
+    about other players' hidden state can leak through an error.
+    """
+
+    async def handle(msg: NatsMessage) -> bytes:
+        subject = msg.raw_message.subject
+        try:
+            reply = await handler(subject, msg.body)
+        except WireError as exc:
+            reply = error_from(exc)
+        except Exception:
+            log.exception("handler failed on %s", subject)
+            reply = error(ErrorCode.INTERNAL, "internal error; the request changed nothing")
+        return json.dumps(reply, separators=(",", ":")).encode()
+
+    handle.__name__ = getattr(handler, "__name__", "handle")
+    return handle
+
+
+class Host:
+    """Runs services on one broker and one event store connection pool."""
+
+    def __init__(
+        self,
+        services: Sequence[type[Service]],
+        *,
+        nats_url: str,
+        database_url: str,
+        subject_root: str,
+        client_name: str = "cardroom",
+    ) -> None:
+        self.nats_url = nats_url
+        self.database_url = database_url
+        self.subjects = Subjects(subject_root)
+        self.broker = NatsBroker(
+            nats_url,
+            name=client_name,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            logger=None,
+        )
+        self._service_types = list(services)
+        self.services: list[Service] = []
+        self._store: EventStore | None = None
+
+    @property
+    def store(self) -> EventStore:
+        assert self._store is not None, "host not started"
+        return self._store
+
+    async def start(self) -> None:
+        self._store = await EventStore.connect(self.database_url)
+        rt = Runtime(self.subjects, self.broker, self._store, self.nats_url, self.database_url)
+        self.services = [cls(rt) for cls in self._service_types]
+        for service in self.services:
+            service.register()
+        for service in self.services:
+            await service.prepare()
+        await self.broker.start()
+        for service in self.services:
+            await service.start()
+        log.info("started %s", ", ".join(s.name for s in self.services))
+
+    async def stop(self) -> None:
+        for service in reversed(self.services):
+            try:
+                await service.stop()
+            except Exception:
+                log.exception("stopping %s", service.name)
+        await self.broker.stop()
+        if self._store is not None:
+            await self._store.close()
+            self._store = None
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        await self.start()
+        try:
+            await stop.wait()
+        finally:
+            await self.stop()

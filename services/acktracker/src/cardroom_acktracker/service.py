@@ -1,0 +1,93 @@
+"""The ack tracker: records acknowledgements and releases each gate exactly once.
+
+An ack names the event version it acknowledges. The store removes the pending row and
+counts the gate down under a row lock, so the last of several concurrent acks, and only it,
+releases the gate. The release is then handed to a gamemaster (request/reply); a release
+that no gamemaster confirmed (one crashed, NATS was away) stays "unhandled" in the store and
+is sent again by a sweep, and the gamemaster ignores a release it has already handled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from cardroom_eventstore import readmodels
+from cardroom_runtime.host import Service, replying
+from cardroom_wire import Ack, ErrorCode, WireError, decode_json, ok, parse
+
+log = logging.getLogger("cardroom.acktracker")
+
+SWEEP_SECONDS = 2.0
+
+
+class AckTracker(Service):
+    name = "acktracker"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def register(self) -> None:
+        self.rt.broker.subscriber(self.subjects.ack_all, queue="acktracker", title="acks")(
+            replying(self.on_ack)
+        )
+
+    async def start(self) -> None:
+        self._sweeper = asyncio.create_task(self._sweep(), name="ack-sweeper")
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+
+    async def on_ack(self, subject: str, body: bytes) -> dict[str, Any]:
+        _, game, player = self.subjects.parse_input(subject)
+        ack = parse(Ack, decode_json(body))
+        result = await self.store.ack(game, ack.version, player)
+        if not result.accepted:
+            # tell apart a repeated ack (harmless) from one that names nothing
+            if await readmodels.was_notified(self.store.engine, game, player, ack.version):
+                return ok(version=ack.version, duplicate=True)
+            current = await self.store.stream_version(game)
+            if current == 0:
+                raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
+            if ack.version > current:
+                raise WireError(ErrorCode.UNKNOWN_VERSION, f"no version {ack.version} yet")
+            raise WireError(
+                ErrorCode.NOT_ADDRESSEE, f"version {ack.version} has nothing for you to ack"
+            )
+        if result.released_gate is not None:
+            await self.release(game, result.released_gate)
+        return ok(version=ack.version)
+
+    async def release(self, game: str, version: int) -> bool:
+        """Ask a gamemaster to run the follow-up of a released gate."""
+        try:
+            reply = await self.rt.broker.request(
+                json.dumps({"game": game, "version": version}).encode(),
+                self.subjects.release,
+                timeout=10.0,
+            )
+        except Exception as exc:  # no gamemaster right now: the sweep sends it again
+            log.warning("release %s@%s not delivered: %s", game, version, exc)
+            return False
+        answer = json.loads(reply.body)
+        if not answer.get("ok"):
+            log.warning("release %s@%s refused: %s", game, version, answer.get("error"))
+        return bool(answer.get("ok"))
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_SECONDS)
+            try:
+                for game, version in await self.store.unhandled_releases(limit=200):
+                    await self.release(game, version)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("release sweep failed; retrying")

@@ -1,0 +1,126 @@
+"""Bot players: they play any game through the client SDK, on the same subjects as people.
+
+A bot sees what its player sees: every notification's message goes to the game's bot
+(``observe``), and once a notification is acknowledged and carries ``actions``, the bot
+picks one (``choose``) and sends it as a command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cardroom_client import CardroomError, Client
+from cardroom_engine import Bot, RandomBot, registry
+from cardroom_wire import ErrorCode, Notification
+
+log = logging.getLogger("cardroom.bots")
+
+RETRY_LIMIT = 200
+
+
+@dataclass
+class BotPlayer:
+    """One bot in one or more games, on its own connection."""
+
+    client: Client
+    kind: str = "random"
+    rng: random.Random = field(default_factory=random.SystemRandom)
+    bots: dict[str, Bot] = field(default_factory=dict)
+    finished: dict[str, asyncio.Event] = field(default_factory=dict)
+    outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    commands: int = 0
+    _acting: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.client.on_notification(self._observe, after_ack=self._act)
+
+    @property
+    def player(self) -> str:
+        return self.client.player
+
+    def watch(self, game: str, game_type: str) -> asyncio.Event:
+        if game not in self.bots:
+            factory = registry.get(game_type).bots.get(self.kind, RandomBot)
+            self.bots[game] = factory(self.player)
+            self.finished[game] = asyncio.Event()
+        return self.finished[game]
+
+    async def _observe(self, note: Notification) -> None:
+        bot = self.bots.get(note.game)
+        if bot is None and note.message.get("type") == "GameStarted":
+            self.watch(note.game, str(note.message["game_type"]))
+            bot = self.bots[note.game]
+        if bot is not None:
+            bot.observe(note.message)
+        if note.message.get("type") == "GameOver":
+            self.outcomes[note.game] = dict(note.message.get("outcome") or {})
+            self.finished.setdefault(note.game, asyncio.Event()).set()
+
+    async def _act(self, note: Notification) -> None:
+        previous = self._acting.pop(note.game, None)
+        if previous is not None:  # newer news: the old choice is stale
+            previous.cancel()
+        if note.actions and note.game in self.bots:
+            self._acting[note.game] = asyncio.create_task(self._choose_and_send(note))
+
+    async def _choose_and_send(self, note: Notification) -> None:
+        bot = self.bots[note.game]
+        view = note.view or {}
+        command = dict(bot.choose(view, note.actions, self.rng))
+        delay = 0.01
+        for _ in range(RETRY_LIMIT):
+            try:
+                await self.client.send(note.game, command)
+                self.commands += 1
+                return
+            except CardroomError as exc:
+                if exc.code not in (ErrorCode.AWAITING_ACKS, ErrorCode.UNAVAILABLE):
+                    log.debug("%s: %s refused: %s", self.player, command, exc)
+                    return
+            # the gate is closed for someone else's ack: try again shortly
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    async def close(self) -> None:
+        for task in self._acting.values():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self.client.close()
+
+
+async def play_table(
+    nats_url: str,
+    game_type: str,
+    players: Sequence[str],
+    *,
+    subject_root: str = "cardroom",
+    config: Mapping[str, Any] | None = None,
+    kinds: Sequence[str] | None = None,
+    timeout: float = 120.0,
+) -> tuple[str, dict[str, Any]]:
+    """Seat one bot per player at a new table, play it out, return (game id, outcome)."""
+    bots = [
+        BotPlayer(
+            await Client.connect(nats_url, p, subject_root=subject_root),
+            kind=(kinds[i % len(kinds)] if kinds else "random"),
+        )
+        for i, p in enumerate(players)
+    ]
+    try:
+        game = await bots[0].client.create(game_type, dict(config or {}), seats=len(players))
+        for bot in bots:
+            bot.watch(game, game_type)
+        for bot in bots[1:]:
+            await bot.client.join(game)
+        async with asyncio.timeout(timeout):
+            await asyncio.gather(*(b.finished[game].wait() for b in bots))
+        return game, bots[0].outcomes[game]
+    finally:
+        await asyncio.gather(*(b.close() for b in bots), return_exceptions=True)

@@ -1,0 +1,92 @@
+"""The relay: committed events -> JetStream, in commit order, no gaps, no duplicates.
+
+It tails the store's global log from its checkpoint and publishes each event on
+``<root>.events.<game type>.<game>`` with ``Nats-Msg-Id`` = the event id, waiting for each
+PubAck. The checkpoint advances after the broker has the events; a crash in between
+republishes them and JetStream drops the duplicates (its duplicate window is two minutes,
+far longer than a restart). The payload is the documented event schema (docs/events.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from cardroom_eventstore import RecordedEvent
+from cardroom_runtime.host import Service, ensure_events_stream
+
+log = logging.getLogger("cardroom.relay")
+
+CHECKPOINT = "relay"  # one relay (or several, serialised by the tracking lock) per database
+BATCH = 500
+
+
+def event_payload(event: RecordedEvent) -> dict[str, Any]:
+    """The public schema of one event on the JetStream stream."""
+    return {
+        "event_id": str(event.event_id),
+        "position": event.position,
+        "game": event.stream_id,
+        "game_type": event.stream_type,
+        "version": event.version,
+        "type": event.type,
+        "data": event.data,
+        "metadata": event.metadata,
+        "recorded_at": event.recorded_at.isoformat(),
+    }
+
+
+class Relay(Service):
+    name = "relay"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._task: asyncio.Task[None] | None = None
+        self.position = 0
+
+    async def prepare(self) -> None:
+        await ensure_events_stream(self.rt.nats_url, self.subjects)
+
+    async def start(self) -> None:
+        self.position = await self.store.checkpoint(CHECKPOINT)
+        self._task = asyncio.create_task(self._run(), name="relay")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                if not await self.pump():
+                    await self.store.wait_for_append(timeout=1.0)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # NATS or PostgreSQL away: nothing was checkpointed past what JetStream holds
+                log.exception("relay: retrying")
+                await asyncio.sleep(0.5)
+
+    async def pump(self) -> int:
+        """Publish one batch; returns how many events it published."""
+        events = await self.store.read_all(self.position, BATCH)
+        if not events:
+            return 0
+        stream = self.subjects.events_stream
+        for event in events:
+            await self.rt.broker.publish(
+                json.dumps(event_payload(event), separators=(",", ":")).encode(),
+                self.subjects.events(event.stream_type, event.stream_id),
+                headers={"Nats-Msg-Id": str(event.event_id)},
+                stream=stream,
+                timeout=10.0,
+            )
+        async with self.store.tracking(CHECKPOINT) as tracking:
+            await tracking.advance(events[-1].position)
+        self.position = events[-1].position
+        return len(events)

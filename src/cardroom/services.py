@@ -1,0 +1,32 @@
+"""The composition root: which service classes make up each `cardroom serve` choice.
+
+This package is the only place that imports every service (services never import each
+other); it is not a service itself.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from cardroom_acktracker import AckTracker
+from cardroom_gamemaster import Gamemaster
+from cardroom_projector import Projector
+from cardroom_relay import Relay
+from cardroom_runtime.host import Service
+
+
+class ServiceName(StrEnum):
+    all = "all"
+    gamemaster = "gamemaster"
+    relay = "relay"
+    projector = "projector"
+    acktracker = "acktracker"
+
+
+SERVICES: dict[ServiceName, list[type[Service]]] = {
+    ServiceName.all: [Gamemaster, Relay, Projector, AckTracker],
+    ServiceName.gamemaster: [Gamemaster],
+    ServiceName.relay: [Relay],
+    ServiceName.projector: [Projector],
+    ServiceName.acktracker: [AckTracker],
+}
