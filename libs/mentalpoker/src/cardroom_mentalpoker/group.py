@@ -1,0 +1,253 @@
+"""The prime-order group: Ed25519's main subgroup through libsodium (PyNaCl bindings).
+
+Notation is additive, as in RULES.md 4.3: ``P + Q`` adds points, ``s * P`` multiplies a
+point by a scalar, ``G`` is the standard base point and
+``ℓ = 2^252 + 27742317777372353535851937790883648493`` is the group order.
+
+Every :class:`Point` is either the identity or a canonical encoding of a point in the
+prime-order subgroup (libsodium's ``crypto_core_ed25519_is_valid_point`` rejects small-order
+and mixed-order points, so the cofactor of Curve25519 can never leak a bit). Every
+:class:`Scalar` is canonical (``< ℓ``), so encodings are unique and cannot be malleated.
+
+libsodium refuses the identity as an input to scalar multiplication and refuses a zero
+scalar; the wrappers here handle both cases explicitly (``0 * P = s * O = O``), because the
+masking scheme needs the identity: an open card is ``(O, M, O)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import overload
+
+from nacl import bindings as _sodium
+
+__all__ = [
+    "GROUP_ORDER",
+    "POINT_BYTES",
+    "SCALAR_BYTES",
+    "EncodingError",
+    "MentalPokerError",
+    "Point",
+    "Scalar",
+    "VerificationError",
+    "base_point",
+    "hash_to_scalar",
+    "identity",
+    "mul_base",
+    "random_scalar",
+]
+
+GROUP_ORDER = 2**252 + 27742317777372353535851937790883648493
+SCALAR_BYTES = 32
+POINT_BYTES = 32
+
+_IDENTITY_BYTES = b"\x01" + bytes(31)
+_ZERO_BYTES = bytes(32)
+_BASE_BYTES = bytes.fromhex("5866666666666666666666666666666666666666666666666666666666666666")
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+class MentalPokerError(ValueError):
+    """Base class of every error this library raises on bad input."""
+
+
+class EncodingError(MentalPokerError):
+    """A value could not be decoded: wrong length, not hex, not canonical, not in the group."""
+
+
+class VerificationError(MentalPokerError):
+    """A published value, proof, step or signature does not verify."""
+
+
+def _from_hex(text: object, nbytes: int, what: str) -> bytes:
+    if not isinstance(text, str):
+        raise EncodingError(f"{what}: expected a hex string, got {type(text).__name__}")
+    if len(text) != 2 * nbytes or not set(text) <= _HEX_DIGITS:
+        raise EncodingError(f"{what}: expected {2 * nbytes} lowercase hex digits")
+    return bytes.fromhex(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """An integer modulo ℓ, stored as 32 little-endian bytes (canonical: value < ℓ).
+
+    The repr never shows the value: scalars are often secret keys.
+    """
+
+    value: bytes
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, bytes) or len(self.value) != SCALAR_BYTES:
+            raise EncodingError("scalar: expected 32 bytes")
+        if int.from_bytes(self.value, "little") >= GROUP_ORDER:
+            raise EncodingError("scalar: not canonical (>= group order)")
+
+    def __repr__(self) -> str:
+        return "Scalar(<hidden>)"
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def from_int(cls, n: int) -> Scalar:
+        return _scalar_unchecked((n % GROUP_ORDER).to_bytes(SCALAR_BYTES, "little"))
+
+    @classmethod
+    def from_hex(cls, text: object) -> Scalar:
+        return cls(_from_hex(text, SCALAR_BYTES, "scalar"))
+
+    @classmethod
+    def reduce(cls, wide: bytes) -> Scalar:
+        """Reduce 64 bytes (e.g. a SHA-512 digest) modulo ℓ."""
+        if len(wide) != 64:
+            raise EncodingError("scalar reduce: expected 64 bytes")
+        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_reduce(wide))
+
+    # -- encoding -----------------------------------------------------------------------
+    def hex(self) -> str:
+        return self.value.hex()
+
+    def to_int(self) -> int:
+        return int.from_bytes(self.value, "little")
+
+    @property
+    def is_zero(self) -> bool:
+        return self.value == _ZERO_BYTES
+
+    # -- arithmetic mod ℓ ---------------------------------------------------------------
+    def __add__(self, other: Scalar) -> Scalar:
+        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_add(self.value, other.value))
+
+    def __sub__(self, other: Scalar) -> Scalar:
+        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_sub(self.value, other.value))
+
+    def __neg__(self) -> Scalar:
+        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_negate(self.value))
+
+    @overload
+    def __mul__(self, other: Scalar) -> Scalar: ...
+    @overload
+    def __mul__(self, other: Point) -> Point: ...
+    def __mul__(self, other: Scalar | Point) -> Scalar | Point:
+        if isinstance(other, Scalar):
+            return _scalar_unchecked(
+                _sodium.crypto_core_ed25519_scalar_mul(self.value, other.value)
+            )
+        if isinstance(other, Point):
+            if other.value == _BASE_BYTES:
+                return _point_unchecked(_scalarmult_base(self.value))
+            return _point_unchecked(_scalarmult(self.value, other.value))
+        return NotImplemented
+
+    def invert(self) -> Scalar:
+        if self.is_zero:
+            raise MentalPokerError("scalar: zero has no inverse")
+        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_invert(self.value))
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """A point of the prime-order subgroup (or the identity), as its 32-byte encoding."""
+
+    value: bytes
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, bytes) or len(self.value) != POINT_BYTES:
+            raise EncodingError("point: expected 32 bytes")
+        if self.value != _IDENTITY_BYTES and not _sodium.crypto_core_ed25519_is_valid_point(
+            self.value
+        ):
+            raise EncodingError("point: not a canonical point of the prime-order subgroup")
+
+    def __repr__(self) -> str:
+        return f"Point({self.value.hex()[:16]}…)"
+
+    @classmethod
+    def from_hex(cls, text: object) -> Point:
+        return cls(_from_hex(text, POINT_BYTES, "point"))
+
+    def hex(self) -> str:
+        return self.value.hex()
+
+    @property
+    def is_identity(self) -> bool:
+        return self.value == _IDENTITY_BYTES
+
+    def __add__(self, other: Point) -> Point:
+        return _point_unchecked(_sodium.crypto_core_ed25519_add(self.value, other.value))
+
+    def __sub__(self, other: Point) -> Point:
+        return _point_unchecked(_sodium.crypto_core_ed25519_sub(self.value, other.value))
+
+    def __neg__(self) -> Point:
+        return _point_unchecked(_sodium.crypto_core_ed25519_sub(_IDENTITY_BYTES, self.value))
+
+
+def _scalar_unchecked(value: bytes) -> Scalar:
+    """Wrap bytes that libsodium returned (already canonical) without re-checking them."""
+    s = object.__new__(Scalar)
+    object.__setattr__(s, "value", value)
+    return s
+
+
+def _point_unchecked(value: bytes) -> Point:
+    """Wrap bytes that libsodium returned (already in the subgroup) without re-checking."""
+    p = object.__new__(Point)
+    object.__setattr__(p, "value", value)
+    return p
+
+
+def _scalarmult(scalar: bytes, point: bytes) -> bytes:
+    if scalar == _ZERO_BYTES or point == _IDENTITY_BYTES:
+        return _IDENTITY_BYTES
+    # point is in the prime-order subgroup and scalar is non-zero mod ℓ, so the product is
+    # never the identity and libsodium does not refuse it.
+    return _sodium.crypto_scalarmult_ed25519_noclamp(scalar, point)
+
+
+def _scalarmult_base(scalar: bytes) -> bytes:
+    if scalar == _ZERO_BYTES:
+        return _IDENTITY_BYTES
+    return _sodium.crypto_scalarmult_ed25519_base_noclamp(scalar)
+
+
+_ONE = Scalar.from_int(1)
+_G = _point_unchecked(_scalarmult_base(_ONE.value))
+_O = _point_unchecked(_IDENTITY_BYTES)
+
+
+def base_point() -> Point:
+    """The standard Ed25519 base point ``G``."""
+    return _G
+
+
+def identity() -> Point:
+    """The identity ``O`` of the group."""
+    return _O
+
+
+def mul_base(s: Scalar) -> Point:
+    """``s * G``, through libsodium's faster fixed-base multiplication."""
+    return _point_unchecked(_scalarmult_base(s.value))
+
+
+def random_scalar(token_bytes: Callable[[int], bytes] | None = None) -> Scalar:
+    """A uniformly random non-zero scalar from the operating system's CSPRNG.
+
+    64 random bytes reduced modulo ℓ (bias below 2^-250). ``token_bytes`` exists for tests.
+    """
+    draw = token_bytes if token_bytes is not None else secrets.token_bytes
+    while True:
+        s = Scalar.reduce(draw(64))
+        if not s.is_zero:
+            return s
+
+
+def hash_to_scalar(domain: bytes, *parts: bytes) -> Scalar:
+    """SHA-512 over the domain tag and length-prefixed parts, reduced modulo ℓ."""
+    h = hashlib.sha512()
+    for part in (domain, *parts):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return Scalar.reduce(h.digest())
