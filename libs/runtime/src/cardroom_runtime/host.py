@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from cardroom_eventstore import EventStore
 from cardroom_wire import (
     ErrorCode,
+    InvalidId,
     Subjects,
     WireError,
     error,
@@ -94,6 +95,8 @@ def replying(handler: Handler) -> Callable[[NatsMessage], Awaitable[bytes]]:
             reply = await handler(subject, msg.body)
         except WireError as exc:
             reply = error_from(exc)
+        except InvalidId as exc:  # an id in the subject that is not a safe token
+            reply = error(ErrorCode.BAD_ID, str(exc))
         except Exception:
             log.exception("handler failed on %s", subject)
             reply = error(ErrorCode.INTERNAL, "internal error; the request changed nothing")

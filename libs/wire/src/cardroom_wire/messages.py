@@ -82,7 +82,8 @@ def error_from(exc: WireError) -> dict[str, Any]:
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: "3" is not a version, 1.0 is not a seat count
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class CreateTable(_Request):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ids import check_id
+from .ids import InvalidId, check_id
 
 DEFAULT_ROOT = "cardroom"
 LOBBY_VERBS = ("create", "join", "start", "list", "get")
@@ -95,5 +95,5 @@ class Subjects:
         """Split ``<root>.<kind>.<game>.<player>`` into (kind, game, player); validates ids."""
         parts = subject.split(".")
         if len(parts) != 4 or parts[0] != self.root:
-            raise ValueError(f"not an input subject: {subject!r}")
+            raise InvalidId(f"not an input subject: {subject!r}")
         return parts[1], check_id(parts[2], "game id"), check_id(parts[3], "player id")
