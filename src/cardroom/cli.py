@@ -195,6 +195,22 @@ def migrate() -> None:
     asyncio.run(run())
 
 
+@app.command()
+def docs(
+    out: Annotated[str, typer.Option(help="Where to write the AsyncAPI document.")] = (
+        "docs/asyncapi.json"
+    ),
+) -> None:
+    """Write the AsyncAPI document of every subject (FastStream generates it)."""
+    from pathlib import Path
+
+    from .docs import write
+
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    write(out)
+    console.print(f"wrote {out}")
+
+
 def main() -> None:
     try:
         app()

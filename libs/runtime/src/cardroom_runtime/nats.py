@@ -1,0 +1,100 @@
+"""NATS connection and JetStream stream helpers shared by the services and the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.api import StorageType, StreamConfig, StreamInfo
+from nats.js.errors import BadRequestError, NotFoundError
+
+log = logging.getLogger(__name__)
+
+DUPLICATE_WINDOW = 120.0  # seconds: JetStream de-duplicates Nats-Msg-Id within this window
+STREAM_EXISTS_ERR = 10058  # "stream name already in use with a different configuration"
+
+
+async def connect(
+    url: str,
+    name: str,
+    *,
+    connect_timeout: float = 10.0,
+    **options: Any,
+) -> Client:
+    """Connect to ``url`` as ``name``; once connected, reconnect forever, quickly.
+
+    The first connection must succeed within ``connect_timeout`` seconds (a service should not
+    hang at start on a wrong URL); after that, a lost connection is retried every half second
+    without limit, and messages published meanwhile are buffered. ``options`` are passed on to
+    :func:`nats.connect` and override these defaults.
+    """
+
+    async def on_error(exc: Exception) -> None:
+        log.warning("nats %s: %s", name, exc)
+
+    async def on_disconnected() -> None:
+        log.info("nats %s: disconnected", name)
+
+    async def on_reconnected() -> None:
+        log.info("nats %s: reconnected", name)
+
+    settings: dict[str, Any] = {
+        "name": name,
+        "allow_reconnect": True,
+        "max_reconnect_attempts": -1,
+        "reconnect_time_wait": 0.5,
+        "connect_timeout": min(connect_timeout, 2.0),
+        "ping_interval": 10,
+        "max_outstanding_pings": 3,
+        "error_cb": on_error,
+        "disconnected_cb": on_disconnected,
+        "reconnected_cb": on_reconnected,
+    }
+    settings.update(options)
+    client = Client()
+    try:
+        await asyncio.wait_for(client.connect(url, **settings), connect_timeout)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await client.close()
+        raise
+    return client
+
+
+async def ensure_stream(
+    js: JetStreamContext,
+    name: str,
+    subjects: Sequence[str],
+    **config: Any,
+) -> StreamInfo:
+    """Create JetStream stream ``name`` over ``subjects`` unless it exists; return its info.
+
+    File storage, a two-minute duplicate window; ``config`` adds or overrides
+    :class:`nats.js.api.StreamConfig` fields. Idempotent: an existing stream with another
+    configuration (say, other subjects) is updated to this one.
+    """
+    wanted = StreamConfig(
+        name=name,
+        subjects=list(subjects),
+        storage=StorageType.FILE,
+        duplicate_window=DUPLICATE_WINDOW,
+        **config,
+    )
+    try:
+        return await js.add_stream(wanted)
+    except BadRequestError as exc:
+        if exc.err_code != STREAM_EXISTS_ERR:
+            raise
+    try:
+        return await js.update_stream(wanted)
+    except NotFoundError:  # deleted in between
+        return await js.add_stream(wanted)
+
+
+__all__ = ["DUPLICATE_WINDOW", "connect", "ensure_stream", "nats"]
