@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -138,7 +139,12 @@ class Host:
         return self._store
 
     async def start(self) -> None:
-        self._store = await EventStore.connect(self.database_url)
+        # a fixed pool: overflow connections would be closed on return and reopened (with
+        # asyncpg's type introspection) under load, which costs more than waiting for one
+        pool = int(os.environ.get("CARDROOM_DB_POOL", "16"))
+        self._store = await EventStore.connect(
+            self.database_url, pool_size=pool, max_overflow=0, pool_timeout=60
+        )
         rt = Runtime(self.subjects, self.broker, self._store, self.nats_url, self.database_url)
         self.services = [cls(rt) for cls in self._service_types]
         for service in self.services:

@@ -32,9 +32,9 @@ class AckTracker(Service):
         self._sweeper: asyncio.Task[None] | None = None
 
     def register(self) -> None:
-        self.rt.broker.subscriber(self.subjects.ack_all, queue="acktracker", title="acks")(
-            replying(self.on_ack)
-        )
+        self.rt.broker.subscriber(
+            self.subjects.ack_all, queue="acktracker", title="acks", max_workers=64
+        )(replying(self.on_ack))
 
     async def start(self) -> None:
         self._sweeper = asyncio.create_task(self._sweep(), name="ack-sweeper")

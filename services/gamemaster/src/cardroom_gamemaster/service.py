@@ -37,6 +37,7 @@ log = logging.getLogger("cardroom.gamemaster")
 
 CACHE_SIZE = 10_000
 RETRIES = 5
+WORKERS = 64  # requests handled at once; one game's are serialised by its lock
 
 
 @dataclass
@@ -56,11 +57,15 @@ class Gamemaster(Service):
 
     def register(self) -> None:
         broker, s = self.rt.broker, self.subjects
-        broker.subscriber(s.lobby_all, queue="gamemaster", title="lobby")(replying(self.on_lobby))
-        broker.subscriber(s.cmd_all, queue="gamemaster", title="commands")(
+        broker.subscriber(s.lobby_all, queue="gamemaster", title="lobby", max_workers=WORKERS)(
+            replying(self.on_lobby)
+        )
+        broker.subscriber(s.cmd_all, queue="gamemaster", title="commands", max_workers=WORKERS)(
             replying(self.on_command)
         )
-        broker.subscriber(s.release, queue="gamemaster", title="release")(replying(self.on_release))
+        broker.subscriber(s.release, queue="gamemaster", title="release", max_workers=WORKERS)(
+            replying(self.on_release)
+        )
 
     # -- loading -------------------------------------------------------------------------------
     def _lock(self, game: str) -> asyncio.Lock:

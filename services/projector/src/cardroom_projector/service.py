@@ -142,10 +142,12 @@ class Projector(Service):
             # fill), survive restarts, and several projectors can share the stream
             queue=f"{s.root}-projector",
             deliver_policy=DeliverPolicy.ALL,
+            # games in parallel; one game's events in order (its lock, and the gap reading)
+            max_workers=16,
             ack_policy=AckPolicy.NACK_ON_ERROR,
             title="projector",
         )(self.on_event)
-        self.rt.broker.subscriber(s.sync_all, queue="projector", title="sync")(
+        self.rt.broker.subscriber(s.sync_all, queue="projector", title="sync", max_workers=32)(
             replying(self.on_sync)
         )
 

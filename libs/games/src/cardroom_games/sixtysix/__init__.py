@@ -1,0 +1,31 @@
+"""The 66 game (a Cabo-family memory game), both protocol generations of its seeds.
+
+``GAME`` is the game object the registry hosts as ``sixtysix``; the table option
+``protocol`` ("v2", the default, or "v1") selects the rules and messages of each seed.
+"""
+
+from .bots import HeuristicBot, Memory
+from .game import (
+    MUST_TARGET_ANOTHER_PLAYER,
+    STOP_ALREADY_REQUESTED,
+    SixtySix,
+    SixtySixConfig,
+)
+from .rules import State, add_scores, game_over, round_scores, winners
+
+GAME = SixtySix()
+
+__all__ = [
+    "GAME",
+    "MUST_TARGET_ANOTHER_PLAYER",
+    "STOP_ALREADY_REQUESTED",
+    "HeuristicBot",
+    "Memory",
+    "SixtySix",
+    "SixtySixConfig",
+    "State",
+    "add_scores",
+    "game_over",
+    "round_scores",
+    "winners",
+]
