@@ -1,0 +1,1 @@
+"""NATS credentials and per-player permissions for cardroom."""

@@ -1,0 +1,1 @@
+"""Analytics: an outside subscriber of the event stream."""
