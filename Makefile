@@ -18,7 +18,7 @@ UV ?= uv
 # Never re-lock implicitly: the committed uv.lock is the truth (`uv lock` updates it).
 UV_RUN := $(UV) run --frozen
 
-.PHONY: help install run test lint docs clean clean-data
+.PHONY: help install run test lint docs bench clean clean-data
 
 help: ## List the targets (this text)
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -50,6 +50,9 @@ lint: install ## ruff check, ruff format --check, mypy (strict) on libs/, import
 
 docs: install ## Write docs/asyncapi.json, the AsyncAPI document of every subject
 	$(UV_RUN) cardroom docs --out docs/asyncapi.json
+
+bench: install ## Benchmarks, each figure beside its floor or peer from the same run
+	$(UV_RUN) python bench/bench_pipeline.py
 
 clean: ## Delete caches and build output (keeps .venv and the data of make run)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache build dist
