@@ -85,14 +85,15 @@ async def test_command_while_acks_are_missing_is_refused(stack: Stack) -> None:
         got.append(note)
         await asyncio.Event().wait()
 
+    alice.on_notification(hold)
     bob.on_notification(hold)
     game = await alice.create("highcard", {}, seats=2)
     await bob.join(game)
     await wait_until(lambda: stack.store.stream_version(game), timeout=30)
     before = await stack.store.stream_version(game)
-    await wait_until(lambda: len(got) > 0)
+    await wait_until(lambda: len(got) >= 2)
     pending = await stack.store.pending(game)
-    assert pending  # bob has not acknowledged the deal
+    assert pending  # nobody has acknowledged the deal
     with pytest.raises(CardroomError) as exc:
         await alice.command(game, "bet", amount=1)
     assert exc.value.code == "awaiting_acks"

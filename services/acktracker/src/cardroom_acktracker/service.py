@@ -30,6 +30,7 @@ class AckTracker(Service):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._sweeper: asyncio.Task[None] | None = None
+        self._releasing: set[asyncio.Task[bool]] = set()
 
     def register(self) -> None:
         self.rt.broker.subscriber(
@@ -40,6 +41,8 @@ class AckTracker(Service):
         self._sweeper = asyncio.create_task(self._sweep(), name="ack-sweeper")
 
     async def stop(self) -> None:
+        for task in list(self._releasing):
+            task.cancel()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -62,7 +65,11 @@ class AckTracker(Service):
                 ErrorCode.NOT_ADDRESSEE, f"version {ack.version} has nothing for you to ack"
             )
         if result.released_gate is not None:
-            await self.release(game, result.released_gate)
+            # the ack is durable now: answer at once, hand the release on in the background
+            # (if it is lost, the gate stays unhandled in the store and the sweep resends it)
+            task = asyncio.create_task(self.release(game, result.released_gate))
+            self._releasing.add(task)
+            task.add_done_callback(self._releasing.discard)
         return ok(version=ack.version)
 
     async def release(self, game: str, version: int) -> bool:
