@@ -17,6 +17,9 @@ from typing import Any
 
 from cardroom_eventstore import RecordedEvent
 from cardroom_runtime.host import Service, ensure_events_stream
+from cardroom_runtime.nats import connect
+from nats.aio.client import Client
+from nats.js import JetStreamContext
 
 log = logging.getLogger("cardroom.relay")
 
@@ -45,12 +48,16 @@ class Relay(Service):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._task: asyncio.Task[None] | None = None
+        self._nc: Client | None = None
+        self._js: JetStreamContext | None = None
         self.position = 0
 
     async def prepare(self) -> None:
         await ensure_events_stream(self.rt.nats_url, self.subjects)
 
     async def start(self) -> None:
+        self._nc = await connect(self.rt.nats_url, "cardroom-relay")
+        self._js = self._nc.jetstream(publish_async_max_pending=BATCH)
         self.position = await self.store.checkpoint(CHECKPOINT)
         self._task = asyncio.create_task(self._run(), name="relay")
 
@@ -59,6 +66,8 @@ class Relay(Service):
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._nc is not None:
+            await self._nc.close()
 
     async def _run(self) -> None:
         while True:
@@ -77,15 +86,20 @@ class Relay(Service):
         events = await self.store.read_all(self.position, BATCH)
         if not events:
             return 0
+        assert self._js is not None
         stream = self.subjects.events_stream
-        for event in events:
-            await self.rt.broker.publish(
-                json.dumps(event_payload(event), separators=(",", ":")).encode(),
+        # pipelined: every publish is written in order at once, then all PubAcks awaited
+        acks = [
+            await self._js.publish_async(
                 self.subjects.events(event.stream_type, event.stream_id),
-                headers={"Nats-Msg-Id": str(event.event_id)},
+                json.dumps(event_payload(event), separators=(",", ":")).encode(),
                 stream=stream,
-                timeout=10.0,
+                headers={"Nats-Msg-Id": str(event.event_id)},
             )
+            for event in events
+        ]
+        async with asyncio.timeout(30):
+            await asyncio.gather(*acks)
         async with self.store.tracking(CHECKPOINT) as tracking:
             await tracking.advance(events[-1].position)
         self.position = events[-1].position
