@@ -1,0 +1,84 @@
+"""Dónde las papas queman ("papas"): the BGA-style state machine of seeds/papas-state-machine.md
+with the rules of RULES.md section 3 and its Decisions.
+
+The seed is a state machine, not a message protocol, so the messages are named after its
+states and transitions. Every event type is also the ``type`` of the notification it causes;
+each notification carries ``state`` (the seed state after the event) and ``active``.
+
+Commands (player -> game; ``actions()`` lists them complete, one per distinct card face)::
+
+    PlayCard {card}            PlayerTurn: an action card A3-A14 (BGA actPlayCard)
+    PlayThreesome {cards:[3]}  PlayerTurn: any kind of threesome (actPlayThreesome)
+    EndTurn {}                 PlayerTurn: draw 1 and end the turn (actEndTurn)
+    DiscardAndDraw {}          PlayerTurn: one card at the start of the turn (actDiscardAndDraw)
+    SelectTargets {targets}    TargetSelection: one opponent, or two different players
+    SkipReaction {window}      ReactionPhase: pass (actSkipReaction)
+    PlayInterrupt {window, card}  ReactionPhase: "No dude" / "I told you no dude"
+    SelectCard {token}         CardSelection: a one-time opaque token (actSelectCard)
+    SelectCardName {name}      CardNameSelection: one of the 18 names (Pope Potato)
+    DiscardCard {card}         DiscardPhase: one card at a time while the hand exceeds 7
+
+Events = notifications, with the seed transition each one is::
+
+    GameStart         [*] -> PlayerTurn "Game Start": the deal (event: the deck permutation)
+    PlayCard          PlayerTurn -> TargetSelection "Play Action Card (requires target)",
+                      or -> ReactionPhase "Play Card (no target)" (Papageddon: implicit target)
+    PlayThreesome     PlayerTurn -> ReactionPhase "Play Threesome"
+    SelectTargets     TargetSelection -> ReactionPhase "Select Targets"
+    SkipReaction      ReactionPhase/WaitForReactions: one player passes (sent to them only)
+    InterruptPlayed   ReactionPhase/InterruptPlayed -> PlayerTurn "Interrupt Played / Cancelled"
+    NoInterrupt       ReactionPhase/NoInterrupt "Timer expires / All skip" -> PlayerTurn
+                      (threesome scored), CardSelection, CardNameSelection or ActionResolution
+    CardSelection     entering CardSelection/SelectCard: the tokens, in a shuffled order, to
+                      the actor alone (with the faces for Potato Dawan); others get a count
+    CardSelected      CardSelection -> ActionResolution "Card Selected"
+    CardNameSelected  CardNameSelection -> ActionResolution "Card Name Selected"
+    ActionResolved    ActionResolution -> PlayerTurn "Action Resolved (continue turn)", or
+                      -> NextPlayer "Action Resolved (alarm card)" (end-of-turn draw due)
+    EndTurn           PlayerTurn -> NextPlayer "End Turn (hand <= 7)" / -> DiscardPhase (> 7)
+    DiscardAndDraw    PlayerTurn/OfferDiscard -> NextPlayer "Discard & Draw"
+    AutoDraw          PlayerTurn/CheckHand 0 cards -> AutoDraw -> NextPlayer "Empty Hand"
+    DrawCard          NextPlayer/DrawCard -> CheckHandSize (-> DiscardPhase if > 7)
+    DiscardCards      DiscardPhase/DiscardCards -> CheckHandSize (-> NextPlayer when <= 7)
+    NextTurn          NextPlayer/NextTurn -> PlayerTurn "Next Player's Turn" (Jump to the
+                      side: ``skipped`` lists the player who loses their turn)
+    EndScore          NextPlayer/CheckWin -> EndScore "Win Condition Met"; then GameEnd
+                      (the engine appends table.finished, the GameOver message)
+
+ActionResolution, NextPlayer and EndScore are the seed's GAME states: the engine runs them
+as ``follow_up`` once everyone has acknowledged the previous event. The win check happens
+whenever golden potatoes change (threesome scored, action resolved): reaching the threshold
+goes to EndScore at once. Draws that empty the deck shuffle the discard pile into a new
+deck; the permutation is in the event (``reshuffled``), players only learn that it happened.
+
+Reaction windows: every PlayCard without target, PlayThreesome and SelectTargets opens
+window ``n``; every other player gets the same message and may SkipReaction or
+PlayInterrupt. The first valid interrupt wins (later ones: ``already_interrupted``); the
+window closes when all have passed or at ``deadline(state) = Deadline(reaction_seconds,
+"reaction:n")`` through ``on_timeout``. No counter-interrupts (RULES.md Decisions).
+
+Refusal codes: the engine's ``bad_request``, ``unknown_command``, ``not_your_turn``,
+``illegal_move`` and this game's ``card_not_in_hand``, ``not_playable``,
+``invalid_threesome``, ``bad_target``, ``reaction_closed``, ``already_interrupted``,
+``already_skipped``, ``not_an_interrupt``, ``cannot_cancel_threesome``, ``unknown_token``,
+``unknown_card_name``, ``discard_and_draw_unavailable``, ``wrong_state``.
+"""
+
+from __future__ import annotations
+
+from .bots import BOTS, HeuristicBot
+from .rules import COMMAND_TYPES, EVENT_TYPES, PapasRules
+from .state import PapasConfig, State
+
+GAME = PapasRules()
+
+__all__ = [
+    "BOTS",
+    "COMMAND_TYPES",
+    "EVENT_TYPES",
+    "GAME",
+    "HeuristicBot",
+    "PapasConfig",
+    "PapasRules",
+    "State",
+]

@@ -1,0 +1,96 @@
+"""The configuration and the immutable state of one game of Dónde las papas queman."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final, Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .cards import CARD_NAME
+
+# The seed's states (papas-state-machine.md), plus Setup (before the deal) and GameEnd.
+SETUP: Final = "Setup"
+PLAYER_TURN: Final = "PlayerTurn"
+TARGET_SELECTION: Final = "TargetSelection"
+REACTION_PHASE: Final = "ReactionPhase"
+CARD_SELECTION: Final = "CardSelection"
+CARD_NAME_SELECTION: Final = "CardNameSelection"
+ACTION_RESOLUTION: Final = "ActionResolution"
+DISCARD_PHASE: Final = "DiscardPhase"
+NEXT_PLAYER: Final = "NextPlayer"
+END_SCORE: Final = "EndScore"
+GAME_END: Final = "GameEnd"
+
+HAND_SIZE: Final = 5
+"""Cards dealt to each player."""
+HAND_LIMIT: Final = 7
+"""Most cards a player may keep at the end of a turn."""
+
+WildcardValue = Annotated[int, Field(ge=0, le=3)]
+
+
+class PapasConfig(BaseModel):
+    """The options of a game. Every field has a default: ``{}`` is the standard game."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reaction_seconds: float = Field(default=7.0, gt=0, le=300)
+    """How long a reaction window stays open unless every other player skips first."""
+    wildcard_values: tuple[WildcardValue, WildcardValue, WildcardValue] = (0, 0, 0)
+    """The value (0-3) of each of the three wildcards; a wildcard of value 3 may join a
+    three-of-value-3 threesome. RULES.md decides 0 for all three."""
+    win_threshold: int | None = Field(default=None, ge=1, le=100)
+    """Golden potatoes needed to win; ``None``: by player count (2-3: 8, 4-5: 6, 6: 5)."""
+
+
+class Play(NamedTuple):
+    """The card or threesome being played: waiting for targets, reactions or resolution."""
+
+    kind: Literal["card", "threesome"]
+    cards: tuple[int, ...]
+    name: str  # the card's name, or the threesome's kind (a potato name or "value")
+    reward: int = 0  # golden potatoes of a threesome
+    targets: tuple[int, ...] = ()  # seat indexes
+
+    @property
+    def card(self) -> int:
+        return self.cards[0]
+
+
+class State(NamedTuple):
+    """Everything, including what no player may see. Seats are referred to by index.
+
+    An immutable named tuple (``_replace`` is several times faster than
+    ``dataclasses.replace``, and evolve runs for every event)."""
+
+    seats: tuple[str, ...]
+    threshold: int
+    reaction_seconds: float
+    values: tuple[int, ...]  # the value of each card id (wildcards per the config)
+    phase: str = SETUP
+    active: int = 0  # whose turn it is
+    direction: int = 1  # +1: seat order, -1: reversed by a Papageddon
+    deck: tuple[int, ...] = ()  # top first
+    discard: tuple[int, ...] = ()  # oldest first; face up
+    hands: tuple[tuple[int, ...], ...] = ()
+    potatoes: tuple[int, ...] = ()  # golden potatoes
+    turn_fresh: bool = True  # nothing played yet this turn (Discard & Draw, auto-draw)
+    draw_due: bool = False  # NextPlayer still has to draw the end-of-turn card
+    skip_next: bool = False  # Jump to the side: the next player loses their turn
+    play: Play | None = None
+    window: int = 0  # number of the current (or last) reaction window
+    reactors: tuple[int, ...] = ()  # who may still react in the open window
+    window_interrupted: bool = False  # the last window was closed by an interrupt
+    selection: tuple[tuple[str, int], ...] = ()  # CardSelection: (token, card), shuffled
+    selected: int | None = None  # the card chosen in CardSelection
+    named: str | None = None  # the name chosen in CardNameSelection
+    winner: int | None = None
+
+    def seat(self, player: str) -> int:
+        return self.seats.index(player)
+
+    def hand_names(self, seat: int) -> list[str]:
+        return [CARD_NAME[c] for c in self.hands[seat]]
+
+    def next_seat(self, seat: int, steps: int = 1) -> int:
+        return (seat + self.direction * steps) % len(self.seats)
