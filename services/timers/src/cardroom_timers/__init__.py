@@ -1,0 +1,1 @@
+"""Timers: durable deadlines."""
