@@ -1,1 +1,26 @@
 """The PostgreSQL event store (SQLAlchemy Core + asyncpg)."""
+
+from .model import (
+    AckResult,
+    Append,
+    ConcurrencyError,
+    DuplicateCommand,
+    EventStoreError,
+    NewEvent,
+    RecordedEvent,
+)
+from .store import APPEND_LOCK_KEY, NOTIFY_CHANNEL, EventStore, Tracking
+
+__all__ = [
+    "APPEND_LOCK_KEY",
+    "NOTIFY_CHANNEL",
+    "AckResult",
+    "Append",
+    "ConcurrencyError",
+    "DuplicateCommand",
+    "EventStore",
+    "EventStoreError",
+    "NewEvent",
+    "RecordedEvent",
+    "Tracking",
+]

@@ -1,0 +1,131 @@
+"""Values passed to and returned by the event store, and its errors."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append.
+
+    ``addressees`` are the players who must acknowledge this event before the stream's gate
+    opens again; ``data`` and ``metadata`` must be JSON-serialisable (stored as JSONB, so a
+    reader gets them back as JSON: tuples become lists, keys become strings).
+    """
+
+    type: str
+    data: dict[str, Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    addressees: frozenset[str] = frozenset()
+    event_id: uuid.UUID = field(default_factory=uuid.uuid4)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.addressees, frozenset):
+            object.__setattr__(self, "addressees", frozenset(self.addressees))
+
+
+@dataclass(frozen=True)
+class RecordedEvent:
+    """An event as stored: its global ``position`` and its ``version`` in its stream."""
+
+    position: int
+    stream_id: str
+    stream_type: str
+    version: int
+    event_id: uuid.UUID
+    type: str
+    data: dict[str, Any]
+    metadata: dict[str, Any]
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class Append:
+    """One atomic append to one stream.
+
+    The events get the versions ``expected_version + 1, ...`` in order; ``expected_version``
+    must be the stream's current version (0 for a stream that does not exist yet).
+
+    - ``command_id``: record the command as handled, with ``reply`` (``{}`` when None); a
+      command id already recorded for this stream makes the append fail with
+      :class:`DuplicateCommand`.
+    - ``handled_gate``: mark the released gate of that version as handled (its follow-up is
+      this append). Only with ``handled_gate`` may ``events`` be empty: then the append checks
+      the expected version, marks the gate and appends nothing.
+    """
+
+    stream_id: str
+    stream_type: str
+    expected_version: int
+    events: Sequence[NewEvent]
+    command_id: str | None = None
+    reply: dict[str, Any] | None = None
+    handled_gate: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "events", tuple(self.events))
+        if self.expected_version < 0:
+            raise ValueError(f"expected_version must be >= 0, got {self.expected_version}")
+        if not self.events:
+            if self.handled_gate is None:
+                raise ValueError("an append without events needs handled_gate")
+            if self.expected_version == 0:
+                raise ValueError("a stream without events has no gate to mark handled")
+        if self.reply is not None and self.command_id is None:
+            raise ValueError("reply needs command_id")
+
+    @property
+    def last_version(self) -> int:
+        """The stream's version after this append."""
+        return self.expected_version + len(self.events)
+
+
+@dataclass(frozen=True)
+class AckResult:
+    """The outcome of one acknowledgement.
+
+    ``accepted``: the (version, player) was pending and is now acknowledged.
+    ``released_gate``: the version of the gate this ack released (reported exactly once ever),
+    else None.
+    """
+
+    accepted: bool
+    released_gate: int | None = None
+
+
+class EventStoreError(Exception):
+    """Base class of the event store's errors."""
+
+    retryable: bool = False
+
+
+class ConcurrencyError(EventStoreError):
+    """The stream's version is not the expected one: reload and decide again."""
+
+    retryable = True
+
+    def __init__(self, stream_id: str, expected: int, actual: int) -> None:
+        super().__init__(f"stream {stream_id!r} is at version {actual}, expected {expected}")
+        self.stream_id = stream_id
+        self.expected = expected
+        self.actual = actual
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.stream_id, self.expected, self.actual))
+
+
+class DuplicateCommand(EventStoreError):
+    """The command id was already recorded for this stream; see ``command_reply``."""
+
+    def __init__(self, stream_id: str, command_id: str) -> None:
+        super().__init__(f"command {command_id!r} was already handled for stream {stream_id!r}")
+        self.stream_id = stream_id
+        self.command_id = command_id
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.stream_id, self.command_id))

@@ -1,0 +1,169 @@
+"""Acknowledgement gates: exactly-once release, refused acks, dropped players."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable
+
+from cardroom_eventstore import AckResult, Append, EventStore, NewEvent
+from cardroom_eventstore.schema import gates
+from sqlalchemy import select
+
+
+def ev(*addressees: str) -> NewEvent:
+    return NewEvent(type="dealt", data={}, addressees=frozenset(addressees))
+
+
+async def gate_rows(store: EventStore, stream_id: str) -> list[tuple[int, int, bool, bool]]:
+    async with store.engine.connect() as conn:
+        rows = (
+            await conn.execute(
+                select(gates).where(gates.c.stream_id == stream_id).order_by(gates.c.version)
+            )
+        ).all()
+    return [(r.version, r.remaining, r.released_at is not None, r.handled) for r in rows]
+
+
+async def test_concurrent_acks_release_exactly_once(es_database_url: str) -> None:
+    store = await EventStore.connect(es_database_url, pool_size=40, max_overflow=0)
+    try:
+        players = [f"p{i}" for i in range(40)]
+        version = 0
+        for round_ in range(5):
+            # Two events per batch, every player addressed by both: 80 acks for one gate.
+            batch = Append("g", "take5", version, [ev(*players), ev(*players)])
+            recorded = await store.append(batch)
+            version = recorded[-1].version
+            acks = [(e.version, p) for e in recorded for p in players]
+            random.Random(round_).shuffle(acks)
+            results = await asyncio.gather(*(store.ack("g", v, p) for v, p in acks))
+            assert all(r.accepted for r in results)
+            released = [r.released_gate for r in results if r.released_gate is not None]
+            assert released == [version], (round_, released)
+            assert await store.gate_open("g")
+            assert (version, 0, True, False) in await gate_rows(store, "g")
+            # Acking again changes nothing and releases nothing.
+            again = await asyncio.gather(*(store.ack("g", v, p) for v, p in acks[:10]))
+            assert all(r == AckResult(accepted=False, released_gate=None) for r in again)
+        assert len(await store.unhandled_releases()) == 5
+    finally:
+        await store.close()
+
+
+async def test_last_two_acks_concurrently_many_times(store: EventStore) -> None:
+    releases = 0
+    for version in range(1, 31):
+        await store.append(Append("g", "take5", version - 1, [ev("a", "b")]))
+        first, second = await asyncio.gather(
+            store.ack("g", version, "a"), store.ack("g", version, "b")
+        )
+        assert first.accepted
+        assert second.accepted
+        got = [r.released_gate for r in (first, second) if r.released_gate is not None]
+        assert got == [version]
+        releases += len(got)
+    assert releases == 30
+
+
+async def test_refused_acks_change_nothing(store: EventStore) -> None:
+    await store.append(Append("g", "take5", 0, [ev("a", "b"), ev("a", "b", "c")]))
+    before_pending = await store.pending("g")
+    before_gates = await gate_rows(store, "g")
+    assert before_pending == {1: frozenset({"a", "b"}), 2: frozenset({"a", "b", "c"})}
+    assert before_gates == [(2, 5, False, False)]
+
+    refused = [
+        await store.ack("g", 99, "a"),  # unknown version
+        await store.ack("g", 1, "c"),  # not an addressee of version 1
+        await store.ack("g", 1, "zed"),  # not a player at all
+        await store.ack("other", 1, "a"),  # unknown stream
+    ]
+    assert all(r == AckResult(accepted=False) for r in refused)
+    assert await store.pending("g") == before_pending
+    assert await gate_rows(store, "g") == before_gates
+
+    assert await store.ack("g", 1, "a") == AckResult(accepted=True, released_gate=None)
+    assert await store.ack("g", 1, "a") == AckResult(accepted=False)  # duplicate
+    assert await store.pending("g") == {1: frozenset({"b"}), 2: frozenset({"a", "b", "c"})}
+    assert await gate_rows(store, "g") == [(2, 4, False, False)]
+    assert not await store.gate_open("g")
+
+    for version, player in [(1, "b"), (2, "a"), (2, "b")]:
+        assert await store.ack("g", version, player) == AckResult(accepted=True)
+    assert await store.ack("g", 2, "c") == AckResult(accepted=True, released_gate=2)
+    assert await store.ack("g", 2, "c") == AckResult(accepted=False)
+    assert await store.gate_open("g")
+    assert await store.pending("g") == {}
+    assert await gate_rows(store, "g") == [(2, 0, True, False)]
+
+    assert await store.unhandled_releases() == [("g", 2)]
+    await store.mark_gate_handled("g", 2)
+    assert await store.unhandled_releases() == []
+    assert await gate_rows(store, "g") == [(2, 0, True, True)]
+
+
+async def test_drop_pending_releases(store: EventStore) -> None:
+    await store.append(Append("g", "take5", 0, [ev("a", "b", "away"), ev("b", "away")]))
+    assert await store.drop_pending("g", "nobody") == []
+    assert await store.ack("g", 1, "a") == AckResult(accepted=True)
+    assert await store.ack("g", 1, "b") == AckResult(accepted=True)
+    assert await store.ack("g", 2, "b") == AckResult(accepted=True)
+    # Only the away player is missing: dropping them releases the gate, exactly once.
+    assert await store.pending_for_player("g", "away") == [1, 2]
+    assert await store.drop_pending("g", "away") == [2]
+    assert await store.drop_pending("g", "away") == []
+    assert await store.ack("g", 2, "away") == AckResult(accepted=False)
+    assert await store.gate_open("g")
+    assert await store.unhandled_releases() == [("g", 2)]
+
+    # Dropping a player who is not the last one only shrinks the gate.
+    await store.append(Append("g", "take5", 2, [ev("a", "b")]))
+    assert await store.drop_pending("g", "a") == []
+    assert await store.pending("g") == {3: frozenset({"b"})}
+    assert await store.ack("g", 3, "b") == AckResult(accepted=True, released_gate=3)
+
+
+async def test_drop_pending_over_several_gates(store: EventStore) -> None:
+    await store.append(Append("g", "take5", 0, [ev("a", "b")]))
+    await store.append(Append("g", "take5", 1, [ev("a", "b")]))
+    await store.append(Append("g", "take5", 2, [ev("a", "c")]))
+    assert await store.ack("g", 1, "b") == AckResult(accepted=True)
+    assert await store.ack("g", 3, "c") == AckResult(accepted=True)
+    # "a" is the last one owing gates 1 and 3, not gate 2 (b owes it too).
+    assert await store.drop_pending("g", "a") == [1, 3]
+    assert await store.pending("g") == {2: frozenset({"b"})}
+    assert await store.ack("g", 2, "b") == AckResult(accepted=True, released_gate=2)
+    assert sorted(await store.unhandled_releases()) == [("g", 1), ("g", 2), ("g", 3)]
+
+
+async def test_concurrent_acks_and_drops_release_exactly_once(es_database_url: str) -> None:
+    store = await EventStore.connect(es_database_url, pool_size=30, max_overflow=0)
+    try:
+        rng = random.Random(7)
+        players = [f"p{i}" for i in range(12)]
+        version = 0
+        for _ in range(10):
+            events = [ev(*rng.sample(players, rng.randint(1, len(players)))) for _ in range(3)]
+            recorded = await store.append(Append("g", "take5", version, events))
+            version = recorded[-1].version
+            owed = [
+                (e.version, p) for e, n in zip(recorded, events, strict=True) for p in n.addressees
+            ]
+            dropped = set(rng.sample(players, 3))
+            calls: list[Awaitable[AckResult | list[int]]] = [store.ack("g", v, p) for v, p in owed]
+            calls += [store.drop_pending("g", p) for p in dropped]
+            rng.shuffle(calls)
+            results = await asyncio.gather(*calls)
+            released: list[int] = []
+            for result in results:
+                if isinstance(result, AckResult):
+                    if result.released_gate is not None:
+                        released.append(result.released_gate)
+                else:
+                    assert isinstance(result, list)
+                    released.extend(result)
+            assert released == [version]
+            assert await store.gate_open("g")
+    finally:
+        await store.close()
