@@ -24,6 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlalchemy as sa
 from cardroom_engine import Table, TableState, registry
 from cardroom_eventstore import readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification
@@ -165,6 +166,10 @@ class Projector(Service):
         game, version = record["game"], int(record["version"])
         async with self._lock(game):
             async with self.store.tracking(checkpoint_name(game)) as tracking:
+                # derived data: no need to wait for the WAL flush. A crash that loses this
+                # commit loses output and checkpoint together; the next event of the game
+                # finds the gap and projects it again, with the same seq numbers.
+                await tracking.conn.execute(ASYNC_COMMIT)
                 done = tracking.position
                 if version <= done:
                     projected = None
@@ -188,6 +193,7 @@ class Projector(Service):
             history = await self.store.read_stream(game, 1, done)
             proj, _, _ = project_events(None, [_public(r) for r in history])
             proj.seqs = await readmodels.last_seqs(conn, game)
+        before = proj.state if proj is not None else None
         if version == done + 1:
             records = [record]
         else:  # a gap: read what is missing from the store, in order
@@ -200,7 +206,8 @@ class Projector(Service):
         for item in out:
             await readmodels.add_notifications(conn, item.notes)
         await readmodels.put_views(conn, game, proj.state.version, views)
-        await readmodels.put_table(conn, proj.state.summary())
+        if _listing_changed(before, proj.state):
+            await readmodels.put_table(conn, proj.state.summary())
         self._cache[game] = proj
         self._cache.move_to_end(game)
         while len(self._cache) > CACHE_SIZE:
@@ -256,6 +263,14 @@ class Projector(Service):
             last_seq=last_seq,
         )
         return reply.model_dump(mode="json")
+
+
+ASYNC_COMMIT = sa.text("SET LOCAL synchronous_commit = off")
+
+
+def _listing_changed(before: TableState | None, after: TableState) -> bool:
+    """The lobby listing shows seats and status: rewrite it only when they change."""
+    return before is None or (before.status, before.seats) != (after.status, after.seats)
 
 
 def _public(record: Any) -> dict[str, Any]:
