@@ -66,43 +66,49 @@ async def floor(database_url: str, nats_url: str, root: str, n: int) -> list[flo
     return times
 
 
+class _Watch:
+    """Notes when each event version has reached both players, and queues prompts."""
+
+    def __init__(self) -> None:
+        self.arrived: dict[int, set[str]] = {}
+        self.waiters: dict[int, asyncio.Event] = {}
+        self.prompts: asyncio.Queue[tuple[Client, Notification]] = asyncio.Queue()
+
+    def attach(self, client: Client) -> None:
+        async def handler(note: Notification) -> None:
+            self.arrived.setdefault(note.version, set()).add(note.player)
+            if len(self.arrived[note.version]) == 2 and note.version in self.waiters:
+                self.waiters[note.version].set()
+
+        async def after(note: Notification) -> None:
+            if note.actions:
+                self.prompts.put_nowait((client, note))
+
+        client.on_notification(handler, after_ack=after)
+
+
 async def latency(nats_url: str, root: str, games: int) -> list[float]:
     """Command -> every addressee has its notification, measured on scripted games."""
     samples: list[float] = []
     for g in range(games):
-        names = [f"lat{g}a", f"lat{g}b"]
-        clients = [await Client.connect(nats_url, p, subject_root=root) for p in names]
-        arrived: dict[int, set[str]] = {}
-        waiters: dict[int, asyncio.Event] = {}
-        prompts: asyncio.Queue[tuple[Client, Notification]] = asyncio.Queue()
-
-        def make_handler(client: Client) -> Any:
-            async def handler(note: Notification) -> None:
-                arrived.setdefault(note.version, set()).add(note.player)
-                if len(arrived[note.version]) == 2 and note.version in waiters:
-                    waiters[note.version].set()
-
-            async def after(note: Notification) -> None:
-                if note.actions:
-                    prompts.put_nowait((client, note))
-
-            return handler, after
-
+        clients = [
+            await Client.connect(nats_url, p, subject_root=root) for p in (f"lat{g}a", f"lat{g}b")
+        ]
+        watch = _Watch()
         for c in clients:
-            h, a = make_handler(c)
-            c.on_notification(h, after_ack=a)
+            watch.attach(c)
         game = await clients[0].create("highcard", {"rounds": 3}, seats=2)
         await clients[1].join(game)
         while True:
             try:
-                client, note = await asyncio.wait_for(prompts.get(), 10)
+                client, note = await asyncio.wait_for(watch.prompts.get(), 10)
             except TimeoutError:
                 break
-            expected = note.version + 1  # the bet/fold event both players are told
-            waiters[expected] = asyncio.Event()
+            expected = note.version + 1  # the bet both players are told of
+            watch.waiters[expected] = asyncio.Event()
             t0 = time.perf_counter()
             await client.send(game, {"type": "bet", "amount": 1})
-            await waiters[expected].wait()
+            await watch.waiters[expected].wait()
             samples.append(time.perf_counter() - t0)
         for c in clients:
             await c.close()
