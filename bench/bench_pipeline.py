@@ -72,13 +72,15 @@ class _Watch:
     def __init__(self) -> None:
         self.arrived: dict[int, set[str]] = {}
         self.waiters: dict[int, asyncio.Event] = {}
-        self.prompts: asyncio.Queue[tuple[Client, Notification]] = asyncio.Queue()
+        self.prompts: asyncio.Queue[tuple[Client, Notification] | None] = asyncio.Queue()
 
     def attach(self, client: Client) -> None:
         async def handler(note: Notification) -> None:
             self.arrived.setdefault(note.version, set()).add(note.player)
             if len(self.arrived[note.version]) == 2 and note.version in self.waiters:
                 self.waiters[note.version].set()
+            if note.message.get("type") == "GameOver":
+                self.prompts.put_nowait(None)
 
         async def after(note: Notification) -> None:
             if note.actions:
@@ -100,10 +102,10 @@ async def latency(nats_url: str, root: str, games: int) -> list[float]:
         game = await clients[0].create("highcard", {"rounds": 3}, seats=2)
         await clients[1].join(game)
         while True:
-            try:
-                client, note = await asyncio.wait_for(watch.prompts.get(), 10)
-            except TimeoutError:
+            prompt = await asyncio.wait_for(watch.prompts.get(), 30)
+            if prompt is None:  # game over
                 break
+            client, note = prompt
             expected = note.version + 1  # the bet both players are told of
             watch.waiters[expected] = asyncio.Event()
             t0 = time.perf_counter()
