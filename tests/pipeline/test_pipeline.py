@@ -55,7 +55,8 @@ async def _two_player_game(stack: Stack) -> tuple[str, BotPlayer, BotPlayer, Rec
             await observe(note)
 
         bot.client.on_notification(handler, after_ack=bot._act)
-    game = await a.create("highcard", {"rounds": 2}, seats=2)
+    # card values far above any chip count, so a value found in a text is really that card
+    game = await a.create("highcard", {"rounds": 2, "max_value": 1_000_000}, seats=2)
     for bot in bots:
         bot.watch(game, "highcard")
     await b.join(game)

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,18 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
 log = logging.getLogger("cardroom.client")
+
+
+def _inbox(root: str, player: str) -> str:
+    """A player's inbox prefix (the same as cardroom_natsauth.inbox_prefix): with per-player
+    permissions (deploy/) a player may read only its own replies, never the shared _INBOX.>."""
+    return f"_INBOX_{check_id(root, 'subject root')}.{check_id(player, 'player id')}"
+
+
+def _guest_inbox(root: str, nonce: str) -> str:
+    """A guest's inbox prefix (the same as cardroom_natsauth.guest_inbox_prefix)."""
+    return f"_GUEST_{check_id(root, 'subject root')}.{check_id(nonce, 'guest nonce')}"
+
 
 Handler = Callable[[Notification], Awaitable[None]]
 
@@ -74,6 +87,7 @@ class Client:
         self._after_ack: Handler | None = None
         self._sub: Any = None
         self._closed = False
+        self.token: str | None = None
 
     @classmethod
     async def connect(
@@ -83,6 +97,7 @@ class Client:
         *,
         subject_root: str = "cardroom",
         timeout: float = 10.0,
+        token: str | None = None,
         **options: Any,
     ) -> Client:
         holder: dict[str, Client] = {}
@@ -101,7 +116,10 @@ class Client:
             "reconnect_time_wait": 0.25,
             "reconnected_cb": reconnected,
             "error_cb": quiet,
+            "inbox_prefix": _inbox(subject_root, player),
         }
+        if token is not None:
+            opts["token"] = token
         opts.update(options)
         nc = await nats.connect(url, **opts)
         client = cls(nc, player, Subjects(subject_root), timeout)
@@ -109,6 +127,44 @@ class Client:
         client._sub = await nc.subscribe(
             client.subjects.player_all(client.player), cb=client._on_message
         )
+        return client
+
+    @classmethod
+    async def register(
+        cls, url: str, *, subject_root: str = "cardroom", timeout: float = 10.0, **options: Any
+    ) -> Client:
+        """Become a new player: ask the lobby (as a guest) for a player id and its token, then
+        connect as that player. ``client.player`` and ``client.token`` say who it is."""
+        subjects = Subjects(subject_root)
+        nonce = secrets.token_urlsafe(24)
+        guest = await nats.connect(
+            url,
+            user="guest",
+            password=nonce,
+            inbox_prefix=_guest_inbox(subject_root, nonce),
+            max_reconnect_attempts=3,
+        )
+        try:
+            msg = await guest.request(f"{subjects.root}.lobby.register", b"{}", timeout=timeout)
+        except NoRespondersError:
+            raise CardroomError(ErrorCode.UNAVAILABLE, "nobody serves the lobby") from None
+        except NatsTimeout:
+            raise CardroomError(ErrorCode.UNAVAILABLE, "the lobby did not answer") from None
+        finally:
+            await guest.close()
+        reply: dict[str, Any] = json.loads(msg.data)
+        if not reply.get("ok"):
+            err = reply.get("error") or {}
+            raise CardroomError(str(err.get("code", "unknown")), str(err.get("message", "")))
+        client = await cls.connect(
+            url,
+            str(reply["player"]),
+            subject_root=subject_root,
+            timeout=timeout,
+            token=str(reply["token"]),
+            **options,
+        )
+        client.token = str(reply["token"])
         return client
 
     async def close(self) -> None:

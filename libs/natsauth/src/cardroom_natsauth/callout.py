@@ -1,0 +1,301 @@
+"""The NATS auth callout responder: it turns a player token into a user with its permissions.
+
+With ``auth_callout`` in the server configuration (deploy/nats/auth.conf), every connection
+that is not one of the static service users is put on hold while the server asks, on
+``$SYS.REQ.USER.AUTH`` in the AUTH account, "who is this?". The request is a JWT signed by the
+server that carries what the client sent in CONNECT (token, user, password) and a fresh user
+nkey for the connection. This responder
+
+1. checks the request (a server signed it, for this issuer),
+2. identifies the client: a player by its token (:mod:`.tokens`), or a guest by its nonce,
+3. replies with a response JWT, signed by the issuer account key that the server trusts,
+   holding a user JWT for the connection's nkey with exactly that player's permissions
+   (:mod:`.permissions`), placed in the application account, expiring with the token;
+   or with an error, and the server refuses the connection.
+
+Nothing about a player is configured in NATS, so a player added after the server started
+connects at once. The responder is stateless: run as many as you like, they share the queue
+group. It holds no connection of its own; a service hosts it::
+
+    responder = AuthCalloutResponder(issuer_seed=..., token_secret=..., root="cardroom")
+    await nc.subscribe(responder.subject, queue=responder.queue, cb=responder.handle)
+
+where ``nc`` is a nats-py client connected as the auth user of the AUTH account.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from . import nkeyjwt
+from .permissions import check_nonce, guest_permissions, player_permissions
+from .tokens import TokenError, verify_player_token
+
+log = logging.getLogger("cardroom.natsauth")
+
+AUTH_CALLOUT_SUBJECT: Final = "$SYS.REQ.USER.AUTH"
+AUTH_REQUEST_AUDIENCE: Final = "nats-authorization-request"
+XKEY_HEADER: Final = "Nats-Server-Xkey"
+DEFAULT_ACCOUNT: Final = "CARDROOM"
+GUEST_USER: Final = "guest"
+DEFAULT_GUEST_TTL: Final = 300.0
+DEFAULT_MAX_SUBSCRIPTIONS: Final = 1000
+NO_LIMIT: Final = -1
+CLIENT_CONNECTIONS: Final = ("STANDARD", "WEBSOCKET")
+"""How players and guests may connect: as NATS clients over TCP or WebSocket (no MQTT, no
+leaf node)."""
+
+
+class AuthError(Exception):
+    """The client may not connect. The message goes back to the server's log, not the client."""
+
+
+class CalloutMessage(Protocol):
+    """What the responder needs of a received message (a nats-py ``Msg`` fits)."""
+
+    @property
+    def data(self) -> bytes: ...
+
+    @property
+    def headers(self) -> dict[str, str] | None: ...
+
+    async def respond(self, data: bytes) -> None: ...
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a connection is, once its credentials have been checked."""
+
+    kind: str  # "player" or "guest"
+    name: str  # the player id, or the guest's nonce
+    permissions: dict[str, Any]
+    expires: int
+
+
+def issue_user_jwt(
+    issuer_seed: str,
+    user_nkey: str,
+    *,
+    account: str,
+    name: str,
+    permissions: Mapping[str, Any],
+    expires: int | None = None,
+    max_subscriptions: int = NO_LIMIT,
+    max_payload: int = NO_LIMIT,
+    max_data: int = NO_LIMIT,
+    connection_types: Sequence[str] | None = None,
+    now: float | None = None,
+) -> str:
+    """A user JWT for the connection with public key ``user_nkey``, signed by the issuer.
+
+    ``account`` is where the user lands: without an operator, the name of a configured account
+    (the JWT's audience). ``permissions`` has the user-JWT shape (``pub``/``sub``/``resp``).
+    ``expires`` (unix seconds) ends the connection when reached. ``connection_types`` limits
+    how the user may connect (``STANDARD``, ``WEBSOCKET``, ``MQTT``, ``LEAFNODE``, ...).
+    """
+    if not nkeyjwt.is_public_key(user_nkey, nkeyjwt.USER):
+        raise ValueError(f"not a user public key: {user_nkey!r}")
+    claims: dict[str, Any] = {
+        "sub": user_nkey,
+        "aud": account,
+        "name": name,
+        "nats": {
+            **dict(permissions),
+            "subs": max_subscriptions,
+            "data": max_data,
+            "payload": max_payload,
+            "type": "user",
+        },
+    }
+    if connection_types is not None:
+        claims["nats"]["allowed_connection_types"] = list(connection_types)
+    if expires is not None:
+        claims["exp"] = int(expires)
+    return nkeyjwt.encode(claims, issuer_seed, now=now)
+
+
+def authorization_response(
+    issuer_seed: str,
+    *,
+    server_id: str,
+    user_nkey: str,
+    user_jwt: str | None = None,
+    error: str | None = None,
+    now: float | None = None,
+) -> str:
+    """The callout's answer to server ``server_id`` about ``user_nkey``: a user JWT or an error."""
+    if (user_jwt is None) == (error is None):
+        raise ValueError("an authorization response carries either a user JWT or an error")
+    nats: dict[str, Any] = {"type": "authorization_response"}
+    if user_jwt is not None:
+        nats["jwt"] = user_jwt
+    else:
+        nats["error"] = error
+    return nkeyjwt.encode({"sub": user_nkey, "aud": server_id, "nats": nats}, issuer_seed, now=now)
+
+
+class AuthCalloutResponder:
+    """Answers the server's authorization requests for players and guests (see module doc)."""
+
+    subject: Final = AUTH_CALLOUT_SUBJECT
+    queue: Final = "cardroom-auth"
+
+    def __init__(
+        self,
+        *,
+        issuer_seed: str,
+        token_secret: bytes | str,
+        root: str = "cardroom",
+        account: str = DEFAULT_ACCOUNT,
+        guests: bool = True,
+        guest_ttl: float = DEFAULT_GUEST_TTL,
+        max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not issuer_seed.startswith("SA"):
+            raise ValueError("the issuer must be an account seed (SA...)")
+        self._seed = issuer_seed
+        self.issuer = nkeyjwt.public_key(issuer_seed)
+        self._secret = token_secret
+        self.root = root
+        self.account = account
+        self.guests = guests
+        self.guest_ttl = guest_ttl
+        self.max_subscriptions = max_subscriptions
+        self._clock = clock
+        player_permissions(root, "probe")  # validates the root now, not at the first client
+
+    # -- the message handler --------------------------------------------------------------
+    async def handle(self, msg: CalloutMessage) -> None:
+        """Subscription callback: answer one authorization request (never raises)."""
+        try:
+            if msg.headers and XKEY_HEADER in msg.headers:
+                log.error(
+                    "auth callout: the server encrypts requests (xkey), which this responder "
+                    "does not support; remove 'xkey' from auth_callout"
+                )
+                return
+            reply = self.authorize(msg.data)
+            if reply is not None:
+                await msg.respond(reply)
+        except Exception:  # a broken request must not stop the subscription
+            log.exception("auth callout: cannot answer a request")
+
+    # -- the decision, pure ---------------------------------------------------------------
+    def authorize(self, request: bytes | str) -> bytes | None:
+        """The response JWT to one request JWT; None when it cannot be answered at all."""
+        now = self._clock()
+        try:
+            claims = nkeyjwt.decode(request)
+        except nkeyjwt.JwtError as exc:
+            log.warning("auth callout: ignoring a malformed request: %s", exc)
+            return None
+        nats = claims.get("nats")
+        if not isinstance(nats, dict):
+            log.warning("auth callout: ignoring a request without nats claims")
+            return None
+        server = nats.get("server_id") or {}
+        server_id = server.get("id") if isinstance(server, dict) else None
+        user_nkey = nats.get("user_nkey")
+        if (
+            nats.get("type") != "authorization_request"
+            or claims.get("aud") != AUTH_REQUEST_AUDIENCE
+            or not isinstance(server_id, str)
+            or claims.get("iss") != server_id
+            or not nkeyjwt.is_public_key(server_id, nkeyjwt.SERVER)
+            or not nkeyjwt.is_public_key(user_nkey, nkeyjwt.USER)
+        ):
+            log.warning("auth callout: ignoring a request that no server made")
+            return None
+        assert isinstance(user_nkey, str)
+        connect = nats.get("connect_opts") or {}
+        client = nats.get("client_info") or {}
+        try:
+            if claims.get("sub") != self.issuer:
+                raise AuthError("the request is for another issuer")
+            identity = self.identify(connect if isinstance(connect, dict) else {}, now=now)
+            user_jwt = issue_user_jwt(
+                self._seed,
+                user_nkey,
+                account=self.account,
+                name=identity.name if identity.kind == "player" else GUEST_USER,
+                permissions=identity.permissions,
+                expires=identity.expires,
+                max_subscriptions=self.max_subscriptions,
+                connection_types=CLIENT_CONNECTIONS,
+                now=now,
+            )
+        except AuthError as exc:
+            log.info(
+                "auth callout: refused %s (client %s): %s",
+                client.get("host", "?") if isinstance(client, dict) else "?",
+                client.get("id", "?") if isinstance(client, dict) else "?",
+                exc,
+            )
+            response = authorization_response(
+                self._seed, server_id=server_id, user_nkey=user_nkey, error=str(exc), now=now
+            )
+        else:
+            log.debug("auth callout: %s %s connected", identity.kind, identity.name)
+            response = authorization_response(
+                self._seed, server_id=server_id, user_nkey=user_nkey, user_jwt=user_jwt, now=now
+            )
+        return response.encode()
+
+    def identify(self, connect: Mapping[str, Any], *, now: float | None = None) -> Identity:
+        """Who the CONNECT options ``connect`` prove the client is, or :class:`AuthError`.
+
+        - ``auth_token=<player token>``: that player;
+        - ``user=<player>``, ``pass=<player token>``: that player (the names must agree);
+        - ``user=guest``, ``pass=<nonce>``: a guest, when guests are allowed.
+        """
+        now = self._clock() if now is None else now
+        token = connect.get("auth_token")
+        user = connect.get("user")
+        password = connect.get("pass")
+        if user == GUEST_USER and not token:
+            if not self.guests:
+                raise AuthError("guests are not allowed")
+            try:
+                nonce = check_nonce(password)
+            except ValueError as exc:
+                raise AuthError(str(exc)) from None
+            return Identity(
+                "guest",
+                nonce,
+                guest_permissions(self.root, nonce),
+                int(now + self.guest_ttl),
+            )
+        if not token and isinstance(user, str) and password:
+            token = password
+        if not isinstance(token, str) or not token:
+            raise AuthError("no credentials")
+        try:
+            verified = verify_player_token(self._secret, self.root, token, now=now)
+        except TokenError as exc:
+            raise AuthError(str(exc)) from None
+        if user and not connect.get("auth_token") and user != verified.player:
+            raise AuthError("the user name does not match the token")
+        return Identity(
+            "player",
+            verified.player,
+            player_permissions(self.root, verified.player),
+            verified.expires,
+        )
+
+
+__all__ = [
+    "AUTH_CALLOUT_SUBJECT",
+    "DEFAULT_ACCOUNT",
+    "GUEST_USER",
+    "AuthCalloutResponder",
+    "AuthError",
+    "CalloutMessage",
+    "Identity",
+    "authorization_response",
+    "issue_user_jwt",
+]
