@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from . import analytics_cli
 from .services import SERVICES, ServiceName
 
 app = typer.Typer(
@@ -26,6 +27,7 @@ app = typer.Typer(
     add_completion=False,
 )
 console = Console(stderr=True)
+app.add_typer(analytics_cli.app)  # stats, tournament, replay, rebuild
 
 
 class BotKind(StrEnum):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from cardroom_analytics.queries import QUERY_SCHEMA
 from cardroom_eventstore import EventStore
 from cardroom_runtime.host import Runtime
 from cardroom_wire import (
@@ -101,10 +102,25 @@ def build(root: str = "cardroom") -> dict[str, Any]:
     )
     doc: dict[str, Any] = json.loads(spec.to_specification().to_json())
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
-    for title, models in REQUESTS.items():
-        key = f"{title}:Message:Payload"
-        if key in schemas:
-            schemas[key] = {"title": key, **_schema(models)}
+    messages = doc["components"].setdefault("messages", {})
+    # the services parse their requests themselves (so bad input gets an error reply):
+    # FastStream sees raw handlers, so the payloads come from the wire models here
+    requests: dict[str, dict[str, Any]] = {t: _schema(m) for t, m in REQUESTS.items()}
+    requests["analytics"] = QUERY_SCHEMA
+    requests["projector"] = EventRecord.model_json_schema()  # it consumes the event stream
+    requests["release"] = {
+        "type": "object",
+        "description": "acktracker -> gamemaster: the gate of this version was released",
+        "properties": {"game": {"type": "string"}, "version": {"type": "integer"}},
+        "required": ["game", "version"],
+    }
+    for title, schema in requests.items():
+        name = f"{title.capitalize()}Request"
+        schemas[name] = schema
+        message = messages.get(f"{title}:SubscribeMessage")
+        if message is None:
+            raise RuntimeError(f"no channel {title!r} in the generated document")
+        message["payload"] = {"$ref": f"#/components/schemas/{name}"}
     schemas["ErrorReply"] = {
         "type": "object",
         "properties": {"ok": {"const": False}, "error": ErrorBody.model_json_schema()},

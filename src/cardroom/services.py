@@ -9,6 +9,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from cardroom_acktracker import AckTracker
+from cardroom_analytics import Analytics
 from cardroom_gamemaster import Gamemaster
 from cardroom_projector import Projector
 from cardroom_relay import Relay
@@ -21,12 +22,14 @@ class ServiceName(StrEnum):
     relay = "relay"
     projector = "projector"
     acktracker = "acktracker"
+    analytics = "analytics"
 
 
 SERVICES: dict[ServiceName, list[type[Service]]] = {
-    ServiceName.all: [Gamemaster, Relay, Projector, AckTracker],
+    ServiceName.all: [Gamemaster, Relay, Projector, AckTracker, Analytics],
     ServiceName.gamemaster: [Gamemaster],
     ServiceName.relay: [Relay],
     ServiceName.projector: [Projector],
     ServiceName.acktracker: [AckTracker],
+    ServiceName.analytics: [Analytics],
 }

@@ -1,0 +1,191 @@
+"""The analytics service: an outside subscriber of the event stream.
+
+It imports no other service and nothing of the engine or the event store: it reads the
+documented event records (docs/events.md) from JetStream and keeps its own tables
+(:mod:`cardroom_analytics.schema`): finished games, per-player results, openskill ratings
+per game type, per game type statistics and durations.
+
+**Exactly-once effects.** A durable pull consumer (``<root>-analytics``, explicit acks)
+delivers the events. One batch (what one fetch returns, in stream order) is applied in one
+PostgreSQL transaction together with the checkpoint, which is each game's last applied event
+version (``analytics_games.version``): an event is applied only when it is its game's next
+version; one at or below the checkpoint is a redelivery or a duplicate and is only
+acknowledged; one further ahead is a gap (an earlier event is still on its way) and is
+nak'ed with a delay so it comes back after the missing one. Acks go out after the commit: a
+crash between the two redelivers events that are then recognised as duplicates. Batch
+transactions take one advisory lock, so two analytics processes never interleave.
+
+**Queries** (request/reply, ``{"ok": true, ...}`` or ``{"ok": false, "error": ...}``) on
+``<root>.analytics.<verb>``: ``stats``, ``leaderboard``, ``game``, ``games``, ``player``
+(see :mod:`cardroom_analytics.queries`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from typing import Any
+
+from cardroom_runtime.host import Service, ensure_events_stream, replying
+from cardroom_runtime.nats import connect
+from cardroom_runtime.postgres import sqlalchemy_url
+from cardroom_wire import Subjects
+from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from . import db
+from .queries import answer
+from .records import BadRecord, Record
+
+log = logging.getLogger("cardroom.analytics")
+
+BATCH = 500  # events per fetch and transaction; CARDROOM_ANALYTICS_BATCH overrides it
+ENV_BATCH = "CARDROOM_ANALYTICS_BATCH"
+FETCH_TIMEOUT = 2.0
+# seconds before JetStream redelivers an unacknowledged event: after a crash, the events the
+# dead process had fetched come back after this (CARDROOM_ANALYTICS_ACK_WAIT; read when the
+# durable consumer is created)
+ACK_WAIT = 30.0
+ENV_ACK_WAIT = "CARDROOM_ANALYTICS_ACK_WAIT"
+GAP_DELAY = 0.5  # seconds before a message that arrived ahead of a missing one comes back
+RETRY_DELAY = 1.0  # after a failed batch (PostgreSQL away, ...)
+
+
+def query_subject(subjects: Subjects, verb: str) -> str:
+    return f"{subjects.root}.analytics.{verb}"
+
+
+def durable_name(subjects: Subjects) -> str:
+    return f"{subjects.root}-analytics"
+
+
+class Analytics(Service):
+    name = "analytics"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._engine: AsyncEngine | None = None
+        self._nc: NatsClient | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.batch = max(1, int(os.environ.get(ENV_BATCH, "") or BATCH))
+        self.applied = 0  # events applied by this process (for logs and tests)
+        self.batches = 0
+
+    @property
+    def engine(self) -> AsyncEngine:
+        assert self._engine is not None, "analytics not prepared"
+        return self._engine
+
+    def register(self) -> None:
+        self.rt.broker.subscriber(
+            query_subject(self.subjects, "*"), queue="analytics", title="analytics", max_workers=8
+        )(replying(self.on_query))
+
+    async def prepare(self) -> None:
+        await ensure_events_stream(self.rt.nats_url, self.subjects)
+        self._engine = create_async_engine(
+            sqlalchemy_url(self.rt.database_url), pool_size=4, max_overflow=4
+        )
+
+    async def start(self) -> None:
+        self._nc = await connect(self.rt.nats_url, f"cardroom-analytics-{self.subjects.root}")
+        js = self._nc.jetstream()
+        sub = await js.pull_subscribe(
+            self.subjects.events_all,
+            durable=durable_name(self.subjects),
+            stream=self.subjects.events_stream,
+            config=ConsumerConfig(
+                deliver_policy=DeliverPolicy.ALL,
+                ack_policy=AckPolicy.EXPLICIT,
+                ack_wait=float(os.environ.get(ENV_ACK_WAIT, "") or ACK_WAIT),
+                max_deliver=-1,
+                max_ack_pending=4 * self.batch,
+            ),
+        )
+        self._task = asyncio.create_task(self._run(sub), name="analytics")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._nc is not None:
+            with contextlib.suppress(Exception):
+                await self._nc.close()
+            self._nc = None
+        if self._engine is not None:
+            await self._engine.dispose()
+            self._engine = None
+
+    # -- the consumer ---------------------------------------------------------------------------
+    async def _run(self, sub: JetStreamContext.PullSubscription) -> None:
+        while True:
+            try:
+                msgs = await sub.fetch(self.batch, timeout=FETCH_TIMEOUT)
+            except asyncio.CancelledError:
+                raise
+            except TimeoutError:
+                continue
+            except Exception as exc:  # NATS away: the consumer and its acks are durable
+                log.warning("analytics: fetch failed: %s", exc)
+                await asyncio.sleep(RETRY_DELAY)
+                continue
+            try:
+                await self.handle(msgs)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("analytics: batch of %d failed; it will be redelivered", len(msgs))
+                for msg in msgs:
+                    with contextlib.suppress(Exception):
+                        await msg.nak(delay=RETRY_DELAY)
+                await asyncio.sleep(RETRY_DELAY)
+
+    async def handle(self, msgs: list[Msg]) -> None:
+        """Apply one fetched batch in one transaction, then acknowledge it."""
+        decoded: list[tuple[Record, Msg]] = []
+        for msg in msgs:
+            try:
+                decoded.append((Record.decode(msg.data), msg))
+            except BadRecord as exc:
+                log.error("analytics: dropping a message on %s: %s", msg.subject, exc)
+                with contextlib.suppress(Exception):
+                    await msg.term()
+        if not decoded:
+            return
+        # commit order; a redelivered event then comes before the later ones of its game
+        decoded.sort(key=lambda pair: pair[0].position)
+        records = [record for record, _ in decoded]
+        accepted = [msg for _, msg in decoded]
+        async with self.engine.begin() as conn:
+            ledger = await db.load(conn, records)
+            decisions = [ledger.apply(r) for r in records]
+            await db.save(conn, ledger)
+        self.applied += ledger.applied
+        self.batches += 1
+        for msg, record, decision in zip(accepted, records, decisions, strict=True):
+            with contextlib.suppress(Exception):  # a lost ack: redelivered, then a duplicate
+                if decision == "gap":
+                    delivered = msg.metadata.num_delivered
+                    if delivered in (10, 100, 1000):
+                        log.warning(
+                            "analytics: %s v%d still waits for v%d (delivered %d times)",
+                            record.game,
+                            record.version,
+                            ledger.checkpoint(record.game) + 1,
+                            delivered,
+                        )
+                    await msg.nak(delay=GAP_DELAY)
+                else:
+                    await msg.ack()
+
+    # -- queries --------------------------------------------------------------------------------
+    async def on_query(self, subject: str, body: bytes) -> dict[str, Any]:
+        verb = subject.rsplit(".", 1)[-1]
+        return await answer(self.engine, verb, body)
