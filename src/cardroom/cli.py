@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -71,7 +72,52 @@ def serve(
 ) -> None:
     """Run one service, or all of them in one process, until Ctrl-C."""
     _setup_logging(verbose)
+    if service is ServiceName.auth:  # no database, no JetStream: not a Host service
+        asyncio.run(_serve_auth())
+        return
     asyncio.run(_serve(service))
+
+
+def _required_env(name: str) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        console.print(f"[red]{name} is not set[/] (docker-compose sets it from deploy/secrets/)")
+        raise typer.Exit(78)
+    return value
+
+
+async def _serve_auth() -> None:
+    """The auth callout responder: no database, no JetStream, one NATS connection."""
+    from cardroom_natsauth import DEFAULT_ACCOUNT, AuthCalloutResponder
+    from cardroom_runtime.nats import connect
+    from cardroom_runtime.settings import Settings
+
+    settings = Settings.from_env()
+    if not settings.nats_url:
+        console.print("[red]CARDROOM_NATS_URL is not set[/] (the auth user's URL)")
+        raise typer.Exit(78)
+    responder = AuthCalloutResponder(
+        issuer_seed=_required_env("CARDROOM_AUTH_ISSUER_SEED"),
+        token_secret=_required_env("CARDROOM_PLAYER_TOKEN_SECRET"),
+        root=settings.subject_root,
+        account=os.environ.get("CARDROOM_AUTH_ACCOUNT", DEFAULT_ACCOUNT),
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    nc = await connect(settings.nats_url, "cardroom-auth")
+    try:
+        await nc.subscribe(responder.subject, queue=responder.queue, cb=responder.handle)
+        await nc.flush()
+        console.print(
+            f"[bold green]cardroom[/] auth is answering {responder.subject} "
+            f"(issuer {responder.issuer}, subject root {settings.subject_root})"
+        )
+        print("cardroom: ready", flush=True)
+        await stop.wait()
+    finally:
+        await nc.drain()
 
 
 async def _serve(service: ServiceName) -> None:

@@ -23,6 +23,7 @@ class ServiceName(StrEnum):
     projector = "projector"
     acktracker = "acktracker"
     analytics = "analytics"
+    auth = "auth"  # NATS auth callout responder (deploy/); not a Host service, not in "all"
 
 
 SERVICES: dict[ServiceName, list[type[Service]]] = {
