@@ -380,7 +380,9 @@ async def _find_nats(
     server = EmbeddedNats(starter.data_dir / "nats")
     reaper = starter.reaper()
     starter.add(server.stop)
-    url = await server.start(reaper=reaper)
+    # a kept (not ephemeral) server takes the default port when it can, so that other
+    # cardroom commands find it as the local server
+    url = await server.start(reaper=reaper, port=None if starter.ephemeral else 4222)
     source = f"embedded nats-server ({server.binary}) on {url}, JetStream in {server.data_dir}"
     if skipped:
         source += f" [skipped: {'; '.join(skipped)}]"

@@ -54,6 +54,15 @@ def find_nats_server() -> str:
     )
 
 
+def _bindable(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
@@ -159,11 +168,16 @@ class EmbeddedNats:
             start_new_session=True,
         )
 
-    async def start(self, *, wait: float = 20.0, reaper: Reaper | None = None) -> str:
-        """Start the server and wait until it accepts connections with JetStream; return the URL."""
+    async def start(
+        self, *, wait: float = 20.0, reaper: Reaper | None = None, port: int | None = None
+    ) -> str:
+        """Start the server and wait until it accepts connections with JetStream; return the URL.
+
+        ``port``: try this one first (``make run`` takes NATS's default port when it is free,
+        so that other commands in other terminals find the server as a local one)."""
         attempts = 3  # a free port can be taken between probe and bind: retry with another
         for attempt in range(1, attempts + 1):
-            port = free_port()
+            port = port if attempt == 1 and port is not None and _bindable(port) else free_port()
             proc = self._spawn(port)
             self._proc, self.port = proc, port
             if reaper is not None:
