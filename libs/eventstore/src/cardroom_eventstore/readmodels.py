@@ -83,6 +83,37 @@ async def add_notifications(conn: AsyncConnection, rows: Sequence[StoredNotifica
         )
 
 
+def _upsert_views() -> Any:
+    stmt = insert(views)
+    return stmt.on_conflict_do_update(
+        index_elements=[views.c.game_id, views.c.player_id],
+        set_={
+            "version": stmt.excluded.version,
+            "view": stmt.excluded.view,
+            "actions": stmt.excluded.actions,
+        },
+    )
+
+
+def _upsert_table() -> Any:
+    stmt = insert(tables)
+    return stmt.on_conflict_do_update(
+        index_elements=[tables.c.game_id],
+        set_={
+            "status": stmt.excluded.status,
+            "summary": stmt.excluded.summary,
+            "version": stmt.excluded.version,
+            "updated_at": sa.func.now(),
+        },
+    )
+
+
+# Built once: one statement run with a list of parameter sets compiles once and is cached
+# (a multi-row VALUES built per call would be compiled again every time).
+UPSERT_VIEWS = _upsert_views()
+UPSERT_TABLE = _upsert_table()
+
+
 async def put_views(
     conn: AsyncConnection,
     game_id: str,
@@ -90,44 +121,26 @@ async def put_views(
     rows: Sequence[tuple[str, dict[str, Any], list[dict[str, Any]]]],
 ) -> None:
     """Upsert ``(player, view, actions)`` rows of one game."""
-    if not rows:
-        return
-    stmt = insert(views).values(
-        [
-            {"game_id": game_id, "player_id": p, "version": version, "view": v, "actions": a}
-            for p, v, a in rows
-        ]
-    )
-    await conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[views.c.game_id, views.c.player_id],
-            set_={
-                "version": stmt.excluded.version,
-                "view": stmt.excluded.view,
-                "actions": stmt.excluded.actions,
-            },
+    if rows:
+        await conn.execute(
+            UPSERT_VIEWS,
+            [
+                {"game_id": game_id, "player_id": p, "version": version, "view": v, "actions": a}
+                for p, v, a in rows
+            ],
         )
-    )
 
 
 async def put_table(conn: AsyncConnection, summary: dict[str, Any]) -> None:
-    stmt = insert(tables).values(
-        game_id=summary["game"],
-        game_type=summary["game_type"],
-        status=summary["status"],
-        summary=summary,
-        version=summary["version"],
-    )
     await conn.execute(
-        stmt.on_conflict_do_update(
-            index_elements=[tables.c.game_id],
-            set_={
-                "status": stmt.excluded.status,
-                "summary": stmt.excluded.summary,
-                "version": stmt.excluded.version,
-                "updated_at": sa.func.now(),
-            },
-        )
+        UPSERT_TABLE,
+        {
+            "game_id": summary["game"],
+            "game_type": summary["game_type"],
+            "status": summary["status"],
+            "summary": summary,
+            "version": summary["version"],
+        },
     )
 
 
