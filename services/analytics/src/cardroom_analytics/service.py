@@ -72,6 +72,7 @@ class Analytics(Service):
         self._engine: AsyncEngine | None = None
         self._nc: NatsClient | None = None
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self.batch = max(1, int(os.environ.get(ENV_BATCH, "") or BATCH))
         self.applied = 0  # events applied by this process (for logs and tests)
         self.batches = 0
@@ -110,22 +111,26 @@ class Analytics(Service):
         self._task = asyncio.create_task(self._run(sub), name="analytics")
 
     async def stop(self) -> None:
+        self._stopping = True
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        # close the connection before waiting for the consumer: a cancelled pull fetch in
+        # nats-py can stay pending until its subscription goes away
         if self._nc is not None:
             with contextlib.suppress(Exception):
                 await self._nc.close()
             self._nc = None
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(self._task, 10)
+            self._task = None
         if self._engine is not None:
             await self._engine.dispose()
             self._engine = None
 
     # -- the consumer ---------------------------------------------------------------------------
     async def _run(self, sub: JetStreamContext.PullSubscription) -> None:
-        while True:
+        while not self._stopping:
             try:
                 msgs = await sub.fetch(self.batch, timeout=FETCH_TIMEOUT)
             except asyncio.CancelledError:
