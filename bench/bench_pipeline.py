@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import secrets
 import statistics
 import sys
@@ -32,11 +33,9 @@ from cardroom_client import Client  # noqa: E402
 from cardroom_runtime import migrate  # noqa: E402
 from cardroom_runtime.discovery import discover  # noqa: E402
 from cardroom_runtime.games import load_games  # noqa: E402
-from cardroom_runtime.host import Host  # noqa: E402
 from cardroom_runtime.postgres import asyncpg_dsn, create_database, drop_database  # noqa: E402
 from cardroom_wire import Notification  # noqa: E402
-
-from cardroom.services import SERVICES, ServiceName  # noqa: E402
+from support.stack import ServiceProcess  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -142,7 +141,18 @@ async def throughput(
     return (after - before) / elapsed, after - before, elapsed
 
 
+async def _watchdog(seconds: float) -> None:
+    """Print what every task waits on if the run takes far too long (diagnosis only)."""
+    await asyncio.sleep(seconds)
+    print(f"still running after {seconds:.0f} s; pending tasks:", file=sys.stderr)
+    for task in asyncio.all_tasks():
+        task.print_stack(limit=4, file=sys.stderr)
+
+
 async def main() -> None:
+    asyncio.get_running_loop().create_task(
+        _watchdog(float(os.environ.get("BENCH_WATCHDOG", "600")))
+    )
     parser = argparse.ArgumentParser()
     parser.add_argument("--games", type=int, default=200, help="concurrent bot games")
     parser.add_argument("--latency-games", type=int, default=10)
@@ -156,13 +166,17 @@ async def main() -> None:
     database_url = await create_database(services.database_admin_url, name)
     try:
         await migrate.upgrade_async(database_url)
-        host = Host(
-            SERVICES[ServiceName.all],
-            nats_url=services.nats_url,
-            database_url=database_url,
-            subject_root=root,
-        )
-        await host.start()
+        # the pipeline's services as separate processes, as deployed (2 cores to share)
+        env = {
+            **os.environ,
+            "CARDROOM_DATABASE_URL": database_url,
+            "CARDROOM_NATS_URL": services.nats_url,
+            "CARDROOM_SUBJECT_ROOT": root,
+            "CARDROOM_GAMES": "support.highcard:GAME",
+            "PYTHONPATH": str(ROOT / "tests"),
+        }
+        procs = [ServiceProcess(n, env) for n in ("gamemaster", "relay", "projector", "acktracker")]
+        await asyncio.gather(*(p.start() for p in procs))
         try:
             fl = await floor(database_url, services.nats_url, root, args.floor)
             lat = await latency(services.nats_url, root, args.latency_games)
@@ -170,7 +184,8 @@ async def main() -> None:
                 services.nats_url, root, database_url, args.games
             )
         finally:
-            await host.stop()
+            for p in procs:
+                p.stop()
     finally:
         await drop_database(services.database_admin_url, name)
         await services.aclose()

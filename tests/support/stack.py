@@ -7,6 +7,7 @@ import contextlib
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,24 +51,36 @@ class ServiceProcess:
             stderr=subprocess.STDOUT,
         )
         self.starts += 1
-        out = self.proc.stdout
-        assert out is not None
-        # wait for the line the service prints once it is connected and subscribed
-        async with asyncio.timeout(60):
-            while True:
-                line = await asyncio.to_thread(out.readline)
-                if not line:
-                    raise RuntimeError(f"{self.name} exited before it was ready")
-                if b"cardroom: ready" in line:
-                    break
-        # keep draining its output so it never blocks on a full pipe
-        asyncio.get_running_loop().run_in_executor(None, self._drain)
+        loop = asyncio.get_running_loop()
+        ready = asyncio.Event()
+        exited = asyncio.Event()
+        # a thread of its own reads the output for the process's whole life (it must never
+        # block on a full pipe); it reports the line the service prints once it is serving
+        threading.Thread(
+            target=self._read, args=(loop, ready, exited), daemon=True, name=f"out-{self.name}"
+        ).start()
+        waiters = [asyncio.create_task(ready.wait()), asyncio.create_task(exited.wait())]
+        try:
+            async with asyncio.timeout(60):
+                await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+        if not ready.is_set():
+            raise RuntimeError(f"{self.name} exited before it was ready")
 
-    def _drain(self) -> None:
-        if self.proc is not None and self.proc.stdout is not None:
-            with contextlib.suppress(Exception):
-                for _ in self.proc.stdout:
-                    pass
+    def _read(
+        self, loop: asyncio.AbstractEventLoop, ready: asyncio.Event, exited: asyncio.Event
+    ) -> None:
+        proc = self.proc
+        assert proc is not None
+        assert proc.stdout is not None
+        with contextlib.suppress(Exception):
+            for line in proc.stdout:
+                if b"cardroom: ready" in line:
+                    loop.call_soon_threadsafe(ready.set)
+        with contextlib.suppress(RuntimeError):  # the loop may be gone by then
+            loop.call_soon_threadsafe(exited.set)
 
     def kill(self) -> None:
         assert self.proc is not None
