@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .ids import InvalidId, check_id
 
 DEFAULT_ROOT = "cardroom"
-LOBBY_VERBS = ("create", "join", "start", "list", "get")
+LOBBY_VERBS = ("create", "join", "start", "list", "get", "register", "renew")
 
 
 @dataclass(frozen=True)
