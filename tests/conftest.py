@@ -42,6 +42,10 @@ from cardroom_runtime.settings import ENV_SERVICES, SERVICES_MODES, ServicesMode
 
 ENV_TEST_SERVICES = "CARDROOM_TEST_SERVICES"
 
+# Stacks run every service in-process, the take5 TCP gateway too: on a port of its own
+# (tests/gateway starts its gateway on a known free port), never on a running cardroom's.
+os.environ.setdefault("CARDROOM_GATEWAY_PORT", "0")
+
 
 @dataclass
 class _Run:

@@ -24,6 +24,8 @@ from cardroom_wire import (
     ListTables,
     Notification,
     PublicUpdate,
+    Register,
+    RenewToken,
     StartTable,
     Subjects,
     SyncReply,
@@ -54,7 +56,7 @@ class EventRecord(BaseModel):
 
 
 REQUESTS: dict[str, list[type[BaseModel]]] = {
-    "lobby": [CreateTable, JoinTable, StartTable, ListTables, GetTable],
+    "lobby": [CreateTable, JoinTable, StartTable, ListTables, GetTable, Register, RenewToken],
     "commands": [Command],
     "acks": [Ack],
     "sync": [SyncRequest],
@@ -114,8 +116,34 @@ def build(root: str = "cardroom") -> dict[str, Any]:
         "properties": {"game": {"type": "string"}, "version": {"type": "integer"}},
         "required": ["game", "version"],
     }
+    # between services (gamemaster, timers); never granted to players
+    requests["timeout"] = {
+        "type": "object",
+        "description": "timers -> gamemaster: the deadline `key` of `version` is due",
+        "properties": {
+            "game": {"type": "string"},
+            "version": {"type": "integer"},
+            "key": {"type": "string"},
+        },
+        "required": ["game", "version", "key"],
+    }
+    requests["reconcile"] = {
+        "type": "object",
+        "description": "timers -> gamemaster: evaluate the game's deadlines again",
+        "properties": {"game": {"type": "string"}},
+        "required": ["game"],
+    }
+    requests["deadlines"] = {
+        "type": "object",
+        "description": "gamemaster -> timers: a deadline of the game is due at `due` (epoch s)",
+        "properties": {"game": {"type": "string"}, "due": {"type": "number"}},
+        "required": ["game", "due"],
+    }
+    # the gamemaster also listens to acks and syncs (without answering): an away player is back
+    requests["presence-acks"] = requests["acks"]
+    requests["presence-syncs"] = requests["sync"]
     for title, schema in requests.items():
-        name = f"{title.capitalize()}Request"
+        name = f"{title.title().replace('-', '')}Request"
         schemas[name] = schema
         message = messages.get(f"{title}:SubscribeMessage")
         if message is None:

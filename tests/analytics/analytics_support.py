@@ -4,11 +4,8 @@ on JetStream as the relay does, waiting for analytics."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import random
-import signal
-import subprocess
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -26,6 +23,7 @@ from cardroom_runtime.host import Host
 from cardroom_runtime.nats import connect
 from cardroom_wire import Subjects
 from sqlalchemy.ext.asyncio import AsyncEngine
+from support.stack import ServiceProcess
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -162,47 +160,8 @@ class AnalyticsRun:
         return found[0]
 
 
-class AnalyticsProcess:
+class AnalyticsProcess(ServiceProcess):
     """``python -m cardroom_analytics`` as its own OS process (to kill it with SIGKILL)."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        self.env = env
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    async def start(self) -> None:
-        self.proc = subprocess.Popen(  # noqa: ASYNC220 - returns at once; output read in a thread
-            [sys.executable, "-m", "cardroom_analytics"],
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        out = self.proc.stdout
-        assert out is not None
-        async with asyncio.timeout(60):
-            while True:
-                line = await asyncio.to_thread(out.readline)
-                if not line:
-                    raise RuntimeError("analytics exited before it was ready")
-                if b"cardroom: ready" in line:
-                    break
-        asyncio.get_running_loop().run_in_executor(None, self._drain)
-
-    def _drain(self) -> None:
-        if self.proc is not None and self.proc.stdout is not None:
-            with contextlib.suppress(Exception):
-                for _ in self.proc.stdout:
-                    pass
-
-    def kill(self) -> None:
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        super().__init__("analytics", env, command=[sys.executable, "-m", "cardroom_analytics"])

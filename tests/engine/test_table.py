@@ -61,6 +61,10 @@ def test_join_that_fills_the_table_starts_it() -> None:
     with pytest.raises(Rejection) as exc:
         table.join(table.replay(created + events), "c", rng)
     assert exc.value.code == "already_started"
+    # a seated player's retried join (its answer was lost) hears it is seated, even now
+    with pytest.raises(Rejection) as exc:
+        table.join(table.replay(created + events), "b", rng)
+    assert exc.value.code == "already_seated"
 
 
 def test_gate_and_turns_are_enforced() -> None:

@@ -167,3 +167,26 @@ async def test_concurrent_acks_and_drops_release_exactly_once(es_database_url: s
             assert await store.gate_open("g")
     finally:
         await store.close()
+
+
+async def test_excused_acks_stay_owed_but_hold_no_gate(store: EventStore) -> None:
+    await store.append(Append("g", "take5", 0, [ev("a", "away"), ev("away")]))
+    await store.append(Append("g", "take5", 2, [ev("a", "away")]))
+    assert await store.debtors("g") == {"a", "away"}
+    assert await store.debtors("g", gate=2) == {"a", "away"}
+    assert await store.ack("g", 1, "a") == AckResult(accepted=True)
+    # the first gate waits only for the away player: excusing them releases it, once
+    assert await store.excuse("g", ["away"]) == [2]
+    assert await store.excuse("g", ["away"]) == []
+    assert await store.debtors("g") == {"a"}
+    assert not await store.gate_open("g")  # gate 3 still waits for a
+    # what the away player missed is still owed to them, so their sync lists it
+    assert await store.pending_for_player("g", "away") == [1, 2, 3]
+    assert await store.ack("g", 3, "a") == AckResult(accepted=True, released_gate=3)
+    assert await store.gate_open("g")
+    # back, they acknowledge what they missed; that counts no gate down a second time
+    for version in (1, 2, 3):
+        assert await store.ack("g", version, "away") == AckResult(accepted=True)
+    assert await store.pending_for_player("g", "away") == []
+    assert await gate_rows(store, "g") == [(2, 0, True, False), (3, 0, True, False)]
+    assert await store.excuse("g", []) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import signal
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cardroom_client import Client
@@ -35,50 +37,77 @@ class Stack:
 
 
 class ServiceProcess:
-    """One `cardroom serve <name>` process."""
+    """One cardroom service as its own OS process, to kill (SIGKILL) and start again at will.
 
-    def __init__(self, name: str, env: dict[str, str]) -> None:
+    It runs ``python -m cardroom serve <name>`` (or ``command``). A thread of its own reads
+    the output for the process's whole life (it must never block on a full pipe, and any
+    number of restarts never runs out of the event loop's executor threads): it reports the
+    line the service prints once it is serving, keeps the last lines in ``tail`` for failure
+    reports and, given ``log_path``, appends everything to that file across restarts.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        env: dict[str, str],
+        *,
+        log_path: Path | None = None,
+        command: list[str] | None = None,
+    ) -> None:
         self.name = name
         self.env = env
+        self.log_path = log_path
+        self.command = command or [sys.executable, "-m", "cardroom", "serve", name]
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
+        self.kills = 0
+        self.tail: collections.deque[str] = collections.deque(maxlen=2000)
 
-    async def start(self) -> None:
+    async def start(self, timeout: float = 90) -> None:
         self.proc = subprocess.Popen(  # noqa: ASYNC220 - returns at once; output read in a thread
-            [sys.executable, "-m", "cardroom", "serve", self.name],
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            self.command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
         self.starts += 1
         loop = asyncio.get_running_loop()
         ready = asyncio.Event()
         exited = asyncio.Event()
-        # a thread of its own reads the output for the process's whole life (it must never
-        # block on a full pipe); it reports the line the service prints once it is serving
         threading.Thread(
-            target=self._read, args=(loop, ready, exited), daemon=True, name=f"out-{self.name}"
+            target=self._read,
+            args=(self.proc, loop, ready, exited),
+            daemon=True,
+            name=f"out-{self.name}",
         ).start()
         waiters = [asyncio.create_task(ready.wait()), asyncio.create_task(exited.wait())]
         try:
-            async with asyncio.timeout(60):
+            async with asyncio.timeout(timeout):
                 await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for waiter in waiters:
                 waiter.cancel()
         if not ready.is_set():
-            raise RuntimeError(f"{self.name} exited before it was ready")
+            where = self.log_path or "\n".join(list(self.tail)[-40:])
+            raise RuntimeError(f"{self.name} exited before it was ready: {where}")
 
     def _read(
-        self, loop: asyncio.AbstractEventLoop, ready: asyncio.Event, exited: asyncio.Event
+        self,
+        proc: subprocess.Popen[bytes],
+        loop: asyncio.AbstractEventLoop,
+        ready: asyncio.Event,
+        exited: asyncio.Event,
     ) -> None:
-        proc = self.proc
-        assert proc is not None
         assert proc.stdout is not None
+        log = self.log_path.open("ab") if self.log_path is not None else None
         with contextlib.suppress(Exception):
             for line in proc.stdout:
+                self.tail.append(line.decode(errors="replace").rstrip())
+                if log is not None:
+                    log.write(line)
                 if b"cardroom: ready" in line:
+                    if log is not None:
+                        log.flush()
                     loop.call_soon_threadsafe(ready.set)
+        if log is not None:
+            log.close()
         with contextlib.suppress(RuntimeError):  # the loop may be gone by then
             loop.call_soon_threadsafe(exited.set)
 
@@ -86,6 +115,7 @@ class ServiceProcess:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(10)
+        self.kills += 1
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -123,6 +123,7 @@ class Client:
         opts.update(options)
         nc = await nats.connect(url, **opts)
         client = cls(nc, player, Subjects(subject_root), timeout)
+        client.token = token
         holder["client"] = client
         client._sub = await nc.subscribe(
             client.subjects.player_all(client.player), cb=client._on_message
@@ -167,11 +168,26 @@ class Client:
         client.token = str(reply["token"])
         return client
 
+    async def renew(self) -> str:
+        """Trade this client's token for a fresh one of the same player and return it.
+
+        NATS ends a connection when the token it was opened with expires, so renew ahead of
+        ``expires`` and connect anew with the returned token (the lobby keeps no state: any
+        replica answers)."""
+        if self.token is None:
+            raise CardroomError(ErrorCode.BAD_TOKEN, "this client holds no token to renew")
+        reply = await self.request(self.subjects.lobby("renew"), {"token": self.token})
+        self.token = str(reply["token"])
+        return self.token
+
     async def close(self) -> None:
         self._closed = True
         for feed in self._feeds.values():
             if feed.task is not None:
                 feed.task.cancel()
+                # a cancellation can be lost (Python 3.11's asyncio.wait_for swallows one that
+                # comes as its future completes): wake the loop, which then sees _closed
+                feed.queue.put_nowait(None)
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await feed.task
         with contextlib.suppress(Exception):
@@ -314,14 +330,19 @@ class Client:
                 await self.sync(game)
                 return
             except CardroomError as exc:
-                if exc.code != ErrorCode.UNAVAILABLE:
+                # unavailable: nobody answers now; internal: the server failed (its database
+                # restarting, say): both pass, so try again, slower and slower
+                if exc.code not in (ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL):
                     log.warning("sync of %s failed: %s", game, exc)
+                    feed = self._feeds.get(game)
+                    if feed is not None:
+                        feed.syncing = False  # the next gap asks again
                     return
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
 
     async def _run(self, feed: _Feed) -> None:
-        while True:
+        while not self._closed:
             note = await feed.queue.get()
             if note is None:  # the end of a sync batch
                 feed.syncing = False

@@ -19,12 +19,30 @@ from .game import (
     parse_command,
 )
 from .registry import Registry, registry
-from .table import CREATED, FINISHED, JOINED, STARTED, TABLE_PREFIX, Table, TableState
+from .table import (
+    AWAY,
+    BACK,
+    CREATED,
+    FINISHED,
+    JOINED,
+    OPTIONS_KEY,
+    PRESENCE,
+    STARTED,
+    TABLE_PREFIX,
+    Table,
+    TableDeadline,
+    TableOptions,
+    TableState,
+)
 
 __all__ = [
+    "AWAY",
+    "BACK",
     "CREATED",
     "FINISHED",
     "JOINED",
+    "OPTIONS_KEY",
+    "PRESENCE",
     "STARTED",
     "TABLE_PREFIX",
     "Bot",
@@ -40,6 +58,8 @@ __all__ = [
     "Registry",
     "Rejection",
     "Table",
+    "TableDeadline",
+    "TableOptions",
     "TableState",
     "parse_command",
     "registry",

@@ -5,18 +5,32 @@ then come the game's own events; the last is ``table.finished`` with the outcome
 refuses player commands while the gate is closed (``awaiting_acks``), for unseated players,
 before the start and after the end; everything else is the game's business.
 
+Around the game the table also keeps time and presence:
+
+- table options (:class:`TableOptions`, ``config["table"]`` at create): ``ack_timeout``, the
+  seconds an addressee has to acknowledge before it is marked away, and ``turn_timeout``, the
+  seconds after which the house plays for every player who must act (off by default);
+- ``table.away`` / ``table.back`` mark a player away and back; every other seat is told
+  (``PlayerAway`` / ``PlayerBack``). While a player is away the house bot plays for them
+  (:meth:`Table.house_moves`, the game's ``house_action``);
+- :meth:`Table.deadlines` names what happens by itself and when: the game's own deadline
+  (``game:<key>``) and the turn timeout (``turn:<version>``); :meth:`Table.fire` is what
+  happens when one of them is due.
+
 Everything here is pure: the gamemaster supplies ``gate_open`` (acks live in the store, not
-in events) and an RNG, and persists what comes back.
+in events) and an RNG, and persists what comes back; the timers service keeps the clock.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from cardroom_wire import ErrorCode, check_id
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .game import Command, Event, Game, Message, Outcome, Rejection
 
@@ -25,8 +39,59 @@ CREATED = "table.created"
 JOINED = "table.joined"
 STARTED = "table.started"
 FINISHED = "table.finished"
+AWAY = "table.away"
+BACK = "table.back"
+PRESENCE = frozenset({AWAY, BACK})
+
+OPTIONS_KEY = "table"
+"""The key of a create request's ``config`` that holds the :class:`TableOptions`."""
+
+GAME_DEADLINE = "game:"
+TURN_DEADLINE = "turn:"
 
 Status = Literal["lobby", "playing", "finished"]
+
+
+class TableOptions(BaseModel):
+    """Options every table has, whatever its game (``config["table"]`` at create)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ack_timeout: float | None = Field(
+        30.0,
+        gt=0,
+        le=86_400,
+        description="seconds an addressee has to acknowledge before it is marked away "
+        "(null: never)",
+    )
+    turn_timeout: float | None = Field(
+        None,
+        gt=0,
+        le=86_400,
+        description="seconds without a move after which the house plays for every player "
+        "who must act (null: never)",
+    )
+
+    @field_validator("ack_timeout", "turn_timeout")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("must be a finite number of seconds")
+        return value
+
+
+@dataclass(frozen=True)
+class TableDeadline:
+    """Something that happens by itself ``seconds`` after the event of version ``since``.
+
+    ``key`` names it (``game:<the game's key>`` or ``turn:<version>``); a deadline whose key
+    is still wanted after a later event keeps its first due time (so a reaction window does
+    not grow with every pass).
+    """
+
+    key: str
+    seconds: float
+    since: int
 
 
 @dataclass(frozen=True)
@@ -41,6 +106,9 @@ class TableState:
     version: int = 0
     game: Any = None
     outcome: dict[str, Any] | None = None
+    options: TableOptions = field(default_factory=TableOptions)
+    away: tuple[str, ...] = ()
+    moved_at: int = 0  # the version of the last event that was not a presence change
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -52,6 +120,8 @@ class TableState:
             "creator": self.creator,
             "version": self.version,
             "config": self.config,
+            "options": self.options.model_dump(mode="json"),
+            "away": list(self.away),
             "outcome": self.outcome,
         }
 
@@ -68,7 +138,9 @@ class Table:
     ) -> list[Event]:
         check_id(game_id, "game id")
         check_id(creator, "player id")
-        parsed = self._parse_config(config)
+        game_config = dict(config)
+        options = self._parse_options(game_config.pop(OPTIONS_KEY, None))
+        parsed = self._parse_config(game_config)
         max_seats = self.game.max_players if seats is None else seats
         if not self.game.min_players <= max_seats <= self.game.max_players:
             raise Rejection(
@@ -84,15 +156,18 @@ class Table:
                 "creator": creator,
                 "config": parsed,
                 "max_seats": max_seats,
+                "options": options.model_dump(mode="json"),
             },
             {"type": JOINED, "player": creator},
         ]
 
     def join(self, state: TableState, player: str, rng: random.Random) -> list[Event]:
-        if state.status != "lobby":
-            raise Rejection(ErrorCode.ALREADY_STARTED, "the game has already started")
+        # seated first: a join retried after a lost answer (that filled and started the
+        # table) must read "you are seated", not "too late"
         if player in state.seats:
             raise Rejection(ErrorCode.ALREADY_SEATED, "you are already seated at this table")
+        if state.status != "lobby":
+            raise Rejection(ErrorCode.ALREADY_STARTED, "the game has already started")
         if len(state.seats) >= state.max_seats:
             raise Rejection(ErrorCode.TABLE_FULL, "the table is full")
         events: list[Event] = [{"type": JOINED, "player": player}]
@@ -151,9 +226,94 @@ class Table:
         return self._finish_if_over(state, self.game.follow_up(state.game, rng))
 
     def timeout(self, state: TableState, key: str, rng: random.Random) -> list[Event]:
+        """The game's own deadline ``key`` (as the game named it) is due."""
         if state.status != "playing":
             return []
         return self._finish_if_over(state, self.game.on_timeout(state.game, key, rng))
+
+    # -- time ------------------------------------------------------------------------------
+    def deadlines(self, state: TableState) -> list[TableDeadline]:
+        """What happens by itself in this state, and when (see :class:`TableDeadline`)."""
+        if state.status != "playing":
+            return []
+        found: list[TableDeadline] = []
+        own = self.game.deadline(state.game)
+        if own is not None:
+            found.append(TableDeadline(GAME_DEADLINE + own.key, own.seconds, state.version))
+        turn = state.options.turn_timeout
+        if turn is not None and self.movers(state):
+            found.append(TableDeadline(f"{TURN_DEADLINE}{state.moved_at}", turn, state.moved_at))
+        return found
+
+    def fire(
+        self, state: TableState, key: str, rng: random.Random
+    ) -> list[tuple[str | None, list[Event]]]:
+        """The deadline ``key`` is due: what happens, as ``(house player or None, events)``.
+
+        Empty when the key is not one of :meth:`deadlines` any more (the state moved on).
+        ``game:`` keys run the game's ``on_timeout``; ``turn:`` keys let the house play for
+        every player who must act.
+        """
+        if key not in {d.key for d in self.deadlines(state)}:
+            return []
+        if key.startswith(GAME_DEADLINE):
+            events = self.timeout(state, key.removeprefix(GAME_DEADLINE), rng)
+            return [(None, events)] if events else []
+        return self.house_moves(state, self.movers(state), rng)
+
+    def movers(self, state: TableState) -> list[str]:
+        """The seated players who have legal actions now, in seat order."""
+        if state.status != "playing":
+            return []
+        return [p for p in state.seats if self.game.actions(state.game, p)]
+
+    # -- presence --------------------------------------------------------------------------
+    def mark_away(self, state: TableState, player: str) -> list[Event]:
+        """Mark a seated player away (empty if they are already, or the game is not on)."""
+        if state.status != "playing" or player not in state.seats or player in state.away:
+            return []
+        return [{"type": AWAY, "player": player}]
+
+    def mark_back(self, state: TableState, player: str) -> list[Event]:
+        """Mark an away player back (empty if they are not away)."""
+        if state.status != "playing" or player not in state.away:
+            return []
+        return [{"type": BACK, "player": player}]
+
+    def house_move(self, state: TableState, player: str, rng: random.Random) -> list[Event]:
+        """The house bot's move for ``player`` (the game's ``house_action``), decided like a
+        command of theirs; empty when they have nothing to do."""
+        if state.status != "playing" or player not in state.seats:
+            return []
+        choices: list[Mapping[str, Any]] = []
+        preferred = self.game.house_action(state.game, player, rng)
+        if preferred is not None:
+            choices.append(preferred)
+        choices += self.game.actions(state.game, player)
+        for choice in choices:
+            try:
+                return self.decide(state, player, choice, rng, gate_open=True)
+            except Rejection:
+                continue  # a house_action the rules refuse: fall back to a legal action
+        return []
+
+    def house_moves(
+        self, state: TableState, players: Sequence[str], rng: random.Random
+    ) -> list[tuple[str | None, list[Event]]]:
+        """One house move for each of ``players`` who can act, in seat order, each decided on
+        the state the previous ones left; stops when the game ends."""
+        moves: list[tuple[str | None, list[Event]]] = []
+        for player in state.seats:
+            if player not in players or state.status != "playing":
+                continue
+            if not self.game.actions(state.game, player):
+                continue
+            events = self.house_move(state, player, rng)
+            if events:
+                moves.append((player, events))
+                for event in events:
+                    state = self.evolve(state, event)
+        return moves
 
     def _finish_if_over(self, state: TableState, events: list[Event]) -> list[Event]:
         """Append ``table.finished`` once the game's events lead to an outcome."""
@@ -181,8 +341,17 @@ class Table:
                 creator=event["creator"],
                 max_seats=event["max_seats"],
                 version=1,
+                options=TableOptions.model_validate(event.get("options") or {}),
+                moved_at=1,
             )
         version = state.version + 1
+        if kind == AWAY:
+            away = state.away if event["player"] in state.away else (*state.away, event["player"])
+            return replace(state, away=away, version=version)
+        if kind == BACK:
+            away = tuple(p for p in state.away if p != event["player"])
+            return replace(state, away=away, version=version)
+        state = replace(state, moved_at=version)
         if kind == JOINED:
             return replace(state, seats=(*state.seats, event["player"]), version=version)
         if kind == STARTED:
@@ -227,6 +396,10 @@ class Table:
             }
         if kind == FINISHED:
             return {p: {"type": "GameOver", "outcome": event["outcome"]} for p in after.seats}
+        if kind in PRESENCE:
+            message = {"type": "PlayerAway" if kind == AWAY else "PlayerBack"}
+            who = event["player"]
+            return {p: {**message, "player": who} for p in after.seats if p != who}
         return self.game.notify(before.game, event, after.game)
 
     def view(self, state: TableState, player: str | None) -> dict[str, Any]:
@@ -250,9 +423,19 @@ class Table:
             details=state.outcome.get("details", {}),
         )
 
-    def _parse_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
-        from pydantic import ValidationError
+    def _parse_options(self, raw: Any) -> TableOptions:
+        if raw is None:
+            return TableOptions()
+        if not isinstance(raw, Mapping):
+            raise Rejection(ErrorCode.BAD_CONFIG, f"{OPTIONS_KEY}: must be an object")
+        try:
+            return TableOptions.model_validate(dict(raw))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in (OPTIONS_KEY, *first["loc"]))
+            raise Rejection(ErrorCode.BAD_CONFIG, f"{loc}: {first['msg']}") from None
 
+    def _parse_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         try:
             model = self.game.config_model.model_validate(dict(config))
         except ValidationError as exc:

@@ -9,11 +9,12 @@ from .model import (
     NewEvent,
     RecordedEvent,
 )
-from .store import APPEND_LOCK_KEY, NOTIFY_CHANNEL, EventStore, Tracking
+from .store import APPEND_LOCK_KEY, NOT_GATING, NOTIFY_CHANNEL, EventStore, Tracking
 
 __all__ = [
     "APPEND_LOCK_KEY",
     "NOTIFY_CHANNEL",
+    "NOT_GATING",
     "AckResult",
     "Append",
     "ConcurrencyError",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -139,6 +139,39 @@ u AS (
     RETURNING gates.version, gates.remaining
 )
 SELECT (SELECT count(*) FROM d) AS deleted, (SELECT version FROM u WHERE remaining = 0) AS released
+"""
+)
+
+NOT_GATING = 0
+"""The ``gate_version`` of an acknowledgement that is owed but holds no gate (no gate has
+version 0): an away player's, see :meth:`EventStore.excuse`."""
+
+_DEBTORS = text(
+    """
+SELECT DISTINCT player_id FROM pending_acks
+WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> 0
+  AND gate_version <= CAST(:gate AS integer)
+"""
+)
+
+# Lock the players' gating rows first (a concurrent ack either deleted a row already, and it is
+# skipped, or waits and then deletes the row we moved, which counts nothing down), then count
+# each gate down by the rows it lost; whoever brings ``remaining`` to 0 reports the release.
+_EXCUSE = text(
+    """
+WITH old AS (
+    SELECT version, player_id, gate_version FROM pending_acks
+    WHERE stream_id = CAST(:stream_id AS text)
+      AND player_id = ANY(CAST(:players AS text[])) AND gate_version <> 0
+    FOR UPDATE
+),
+moved AS (
+    UPDATE pending_acks p SET gate_version = 0 FROM old
+    WHERE p.stream_id = CAST(:stream_id AS text) AND p.version = old.version
+      AND p.player_id = old.player_id
+    RETURNING old.gate_version
+)
+SELECT gate_version, count(*) AS n FROM moved GROUP BY gate_version ORDER BY gate_version
 """
 )
 
@@ -613,12 +646,44 @@ class EventStore:
             return list((await conn.scalars(query)).all())
 
     async def gate_open(self, stream_id: str) -> bool:
-        """True when no acknowledgement is owed for the stream."""
+        """True when no acknowledgement that holds the gate is owed for the stream (rows of
+        ``gate_version`` :data:`NOT_GATING` are owed by away players and hold nothing)."""
         query = select(
-            ~select(pending_acks.c.version).where(pending_acks.c.stream_id == stream_id).exists()
+            ~select(pending_acks.c.version)
+            .where(pending_acks.c.stream_id == stream_id, pending_acks.c.gate_version != NOT_GATING)
+            .exists()
         )
         async with self._autocommit.connect() as conn:
             return bool(await conn.scalar(query))
+
+    async def debtors(self, stream_id: str, gate: int = 2**31 - 1) -> set[str]:
+        """The players who owe a gating acknowledgement of a gate up to ``gate``."""
+        async with self._autocommit.connect() as conn:
+            rows = await conn.scalars(_DEBTORS, {"stream_id": stream_id, "gate": gate})
+            return {str(p) for p in rows}
+
+    async def excuse(self, stream_id: str, players: Collection[str]) -> list[int]:
+        """The players' owed acknowledgements stop holding the gate; returns the gates released.
+
+        For away players: the rows stay (``gate_version`` :data:`NOT_GATING`) until they
+        acknowledge them, so their sync still lists everything they missed; the acktracker's
+        :meth:`ack` deletes such a row and counts no gate down. Each release is reported once,
+        here or by an ack (the rows are locked first, gates counted down in ascending order).
+        """
+        if not players:
+            return []
+        released: list[int] = []
+        async with self.engine.begin() as conn:
+            counts = (
+                await conn.execute(_EXCUSE, {"stream_id": stream_id, "players": sorted(players)})
+            ).all()
+            for gate_version, n in counts:
+                remaining = await conn.scalar(
+                    _RELEASE, {"stream_id": stream_id, "version": int(gate_version), "n": int(n)}
+                )
+                if remaining == 0:
+                    released.append(int(gate_version))
+        return released
 
     async def drop_pending(self, stream_id: str, player_id: str) -> list[int]:
         """Forget every acknowledgement the player owes; returns the gates this released.

@@ -81,13 +81,48 @@ class Service:
 
 Handler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
 
+# Errors that mean "cannot reach the database now", by the library that raises them (matched
+# by name along the class hierarchy, so this module imports neither library).
+_UNAVAILABLE = {
+    "sqlalchemy": frozenset(
+        {"OperationalError", "InterfaceError", "DisconnectionError", "TimeoutError"}
+    ),
+    "asyncpg": frozenset(
+        {
+            "PostgresConnectionError",
+            "ConnectionDoesNotExistError",
+            "ConnectionFailureError",
+            "CannotConnectNowError",
+            "AdminShutdownError",
+            "CrashShutdownError",
+            "InterfaceError",
+        }
+    ),
+}
+
+
+def storage_unavailable(error: BaseException | None) -> bool:
+    """True when ``error`` (or what caused it) says the database cannot be reached now."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) or getattr(error, "connection_invalidated", False):
+            return True
+        for cls in type(error).__mro__:
+            names = _UNAVAILABLE.get(cls.__module__.partition(".")[0])
+            if names is not None and cls.__name__ in names:
+                return True
+        error = error.__cause__ or error.__context__
+    return False
+
 
 def replying(handler: Handler) -> Callable[[NatsMessage], Awaitable[bytes]]:
     """Wrap a request handler so that every input gets exactly one JSON reply.
 
-    Hostile input (bad ids, JSON, schema, size) is answered with a WireError's code; an
-    unexpected exception is logged and answered ``internal`` without details, so nothing
-    about other players' hidden state can leak through an error.
+    Hostile input (bad ids, JSON, schema, size) is answered with a WireError's code; the
+    database being away (PostgreSQL restarting) is answered ``unavailable``, which clients
+    retry; any other unexpected exception is logged and answered ``internal`` without
+    details, so nothing about other players' hidden state can leak through an error.
     """
 
     async def handle(msg: NatsMessage) -> bytes:
@@ -98,9 +133,13 @@ def replying(handler: Handler) -> Callable[[NatsMessage], Awaitable[bytes]]:
             reply = error_from(exc)
         except InvalidId as exc:  # an id in the subject that is not a safe token
             reply = error(ErrorCode.BAD_ID, str(exc))
-        except Exception:
-            log.exception("handler failed on %s", subject)
-            reply = error(ErrorCode.INTERNAL, "internal error; the request changed nothing")
+        except Exception as exc:
+            if storage_unavailable(exc):
+                log.warning("handler on %s: storage unavailable", subject)
+                reply = error(ErrorCode.UNAVAILABLE, "storage is unavailable; try again")
+            else:
+                log.exception("handler failed on %s", subject)
+                reply = error(ErrorCode.INTERNAL, "internal error; the request changed nothing")
         return json.dumps(reply, separators=(",", ":")).encode()
 
     handle.__name__ = getattr(handler, "__name__", "handle")
@@ -152,6 +191,9 @@ class Host:
         for service in self.services:
             await service.prepare()
         await self.broker.start()
+        # a round trip, so the server holds every subscription before anyone is told "ready"
+        # (otherwise an early request can meet "no responders")
+        await self.broker.connection.flush()
         for service in self.services:
             await service.start()
         log.info("started %s", ", ".join(s.name for s in self.services))

@@ -44,6 +44,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_VERSION = "unknown_version"
     NOT_ADDRESSEE = "not_addressee"
     CONFLICT = "conflict"  # lost an optimistic-concurrency race; retry
+    BAD_TOKEN = "bad_token"  # renew: a token that is malformed, forged or expired
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
@@ -116,6 +117,19 @@ class ListTables(_Request):
 class GetTable(_Request):
     type: Literal["get"] = "get"
     game: Token
+
+
+class Register(_Request):
+    """A guest asks the lobby for a new player id and its token (no fields)."""
+
+    type: Literal["register"] = "register"
+
+
+class RenewToken(_Request):
+    """A player trades its still-valid token for a fresh one (same player, later expiry)."""
+
+    type: Literal["renew"] = "renew"
+    token: str = Field(min_length=1, max_length=256)
 
 
 class Command(BaseModel):

@@ -88,6 +88,21 @@ class Subjects:
         return f"{self.root}.internal.release"
 
     @property
+    def timeout(self) -> str:
+        """timers -> gamemaster: a deadline is due, ``{"game", "version", "key"}``."""
+        return f"{self.root}.internal.timeout"
+
+    @property
+    def reconcile(self) -> str:
+        """timers -> gamemaster: evaluate a game's deadlines again, ``{"game"}``."""
+        return f"{self.root}.internal.reconcile"
+
+    @property
+    def deadline_hint(self) -> str:
+        """gamemaster -> timers: a deadline earlier than usual, ``{"game", "due"}`` (epoch s)."""
+        return f"{self.root}.internal.deadlines"
+
+    @property
     def internal_all(self) -> str:
         return f"{self.root}.internal.>"
 

@@ -5,6 +5,15 @@ counts the gate down under a row lock, so the last of several concurrent acks, a
 releases the gate. The release is then handed to a gamemaster (request/reply); a release
 that no gamemaster confirmed (one crashed, NATS was away) stays "unhandled" in the store and
 is sent again by a sweep, and the gamemaster ignores a release it has already handled.
+
+While the database is away an ack is answered ``unavailable``, which the client SDK retries
+(an ``internal`` answer would lose the ack, and the player would be marked away).
+
+The sweep also resends notifications whose gating ack is overdue (``RESEND_AFTER``): a
+notification can be lost on its way (the projector died between storing and publishing it,
+or the player's connection was being re-established when it went out), and then the game
+would wait for an ack that cannot come until the ack timeout marks the player away. Clients
+drop what they have already handled (by ``seq``) and acknowledge it again.
 """
 
 from __future__ import annotations
@@ -18,10 +27,28 @@ from typing import Any
 from cardroom_eventstore import readmodels
 from cardroom_runtime.host import Service, replying
 from cardroom_wire import Ack, ErrorCode, WireError, decode_json, ok, parse
+from sqlalchemy import text
 
 log = logging.getLogger("cardroom.acktracker")
 
 SWEEP_SECONDS = 2.0
+RESEND_AFTER = 2.0  # seconds a gating ack may be overdue before its notification is resent
+RESEND_LIMIT = 500  # (game, player) pairs per sweep
+
+# Overdue gating acks, per game and player, oldest first (a row with gate_version 0 is owed
+# by an away player: it does not hold the game, and that player syncs when back).
+_OVERDUE = text(
+    """
+SELECT p.stream_id, p.player_id, array_agg(p.version ORDER BY p.version) AS versions
+FROM pending_acks p
+JOIN events e ON e.stream_id = p.stream_id AND e.version = p.version
+WHERE p.gate_version <> 0
+  AND e.recorded_at < now() - make_interval(secs => CAST(:after AS double precision))
+GROUP BY p.stream_id, p.player_id
+ORDER BY min(e.recorded_at)
+LIMIT CAST(:limit AS integer)
+"""
+)
 
 
 class AckTracker(Service):
@@ -94,7 +121,28 @@ class AckTracker(Service):
             try:
                 for game, version in await self.store.unhandled_releases(limit=200):
                     await self.release(game, version)
+                await self.resend_overdue()
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("release sweep failed; retrying")
+
+    async def resend_overdue(self) -> int:
+        """Publish again every stored notification whose gating ack is overdue."""
+        engine = self.store.engine
+        async with engine.connect() as conn:
+            rows = (
+                await conn.execute(_OVERDUE, {"after": RESEND_AFTER, "limit": RESEND_LIMIT})
+            ).all()
+        sent = 0
+        for game, player, versions in rows:
+            notes = await readmodels.notifications_for_versions(engine, game, player, versions)
+            for note in notes:
+                await self.rt.broker.publish(
+                    json.dumps(note.payload, separators=(",", ":")).encode(),
+                    self.subjects.player(player, game),
+                )
+                sent += 1
+        if sent:
+            log.info("resent %d overdue notification(s)", sent)
+        return sent

@@ -1,23 +1,40 @@
-"""The gamemaster: lobby requests and player commands -> the table aggregate -> events.
+"""The gamemaster: lobby requests, player commands and timeouts -> the table aggregate -> events.
 
-One command, one transaction: the events it causes, their pending acks and the command id's
+One decision, one transaction: the events it causes, their pending acks and the command id's
 answer are appended together (optimistic concurrency on the game's version). The gate is read
 from the store, not from memory, so several gamemasters can serve one game: the loser of a
 race reloads and tries again. Follow-ups run when the acktracker reports a released gate.
+
+Time and presence (see ``cardroom_engine.table``):
+
+- after every change the gamemaster writes the game's deadlines for the timers service
+  (:mod:`.deadlines`); the timers service sends ``<root>.internal.timeout`` when one is due,
+  with the version it belongs to; a timeout for a version or key the game has moved past is
+  stale and changes nothing;
+- ``acks:<gate>`` (the ack timeout) marks every player who still owes a gating ack of that gate
+  away (``table.away``); an away player's acks stop holding the gate (``EventStore.excuse``), and
+  the house bot plays for them whenever the game waits for them;
+- an ack, a sync or a command from an away player marks them back (``table.back``): the
+  gamemaster listens to ``<root>.ack.*.*`` and ``<root>.sync.*.*`` in a queue group of its
+  own, without answering (the acktracker and the projector answer those);
+- ``<root>.internal.reconcile`` evaluates a game again (deadlines, stuck away acks,
+  follow-ups): the timers service asks for it when a crash skipped an evaluation.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cardroom_engine import Event, Rejection, Table, TableState, registry
 from cardroom_eventstore import Append, ConcurrencyError, NewEvent, readmodels
-from cardroom_runtime.host import Service, replying
+from cardroom_runtime.host import Service, replying, storage_unavailable
 from cardroom_wire import (
     Command,
     CreateTable,
@@ -25,25 +42,45 @@ from cardroom_wire import (
     GetTable,
     JoinTable,
     ListTables,
+    Register,
+    RenewToken,
     StartTable,
     WireError,
+    check_id,
     decode_json,
     new_id,
     ok,
-    parse,
 )
+from cardroom_wire import (
+    parse as parse_request,
+)
+from faststream.nats import NatsMessage
+
+from .credentials import Credentials
+from .deadlines import ACKS, DeadlineWriter
 
 log = logging.getLogger("cardroom.gamemaster")
 
 CACHE_SIZE = 10_000
 RETRIES = 5
 WORKERS = 64  # requests handled at once; one game's are serialised by its lock
+ADVANCE_LIMIT = 10_000  # appends in a row without anyone present to acknowledge (a runaway game)
+
+
+Item = tuple[Event, dict[str, Any]]  # an event and its metadata
 
 
 @dataclass
 class Loaded:
     table: Table
     state: TableState
+    synced: int = -1  # the version whose deadlines this process wrote last
+
+
+@dataclass(frozen=True)
+class Appended:
+    released: list[int]  # gates the excuse of away addressees released (ours to follow up)
+    gated: bool  # somebody present must acknowledge this batch
 
 
 class Gamemaster(Service):
@@ -54,18 +91,36 @@ class Gamemaster(Service):
         self.rng = random.SystemRandom()
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
+        self._deadlines: DeadlineWriter | None = None
+        self.credentials = Credentials.from_env(self.subjects.root)
+
+    @property
+    def deadlines(self) -> DeadlineWriter:
+        if self._deadlines is None:
+            self._deadlines = DeadlineWriter(self.store.engine)
+        return self._deadlines
 
     def register(self) -> None:
         broker, s = self.rt.broker, self.subjects
-        broker.subscriber(s.lobby_all, queue="gamemaster", title="lobby", max_workers=WORKERS)(
-            replying(self.on_lobby)
-        )
-        broker.subscriber(s.cmd_all, queue="gamemaster", title="commands", max_workers=WORKERS)(
-            replying(self.on_command)
-        )
-        broker.subscriber(s.release, queue="gamemaster", title="release", max_workers=WORKERS)(
-            replying(self.on_release)
-        )
+
+        def serve(subject: str, title: str, handler: Any) -> None:
+            broker.subscriber(subject, queue="gamemaster", title=title, max_workers=WORKERS)(
+                replying(handler)
+            )
+
+        serve(s.lobby_all, "lobby", self.on_lobby)
+        serve(s.cmd_all, "commands", self.on_command)
+        serve(s.release, "release", self.on_release)
+        serve(s.timeout, "timeout", self.on_timeout)
+        serve(s.reconcile, "reconcile", self.on_reconcile)
+        for subject, title in ((s.ack_all, "presence-acks"), (s.sync_all, "presence-syncs")):
+            broker.subscriber(
+                subject,
+                queue="gamemaster-presence",
+                title=title,
+                no_reply=True,
+                max_workers=WORKERS,
+            )(self.on_presence)
 
     # -- loading -------------------------------------------------------------------------------
     def _lock(self, game: str) -> asyncio.Lock:
@@ -77,7 +132,6 @@ class Gamemaster(Service):
     async def load(self, game: str, *, fresh: bool = False) -> Loaded:
         cached = None if fresh else self._cache.get(game)
         if cached is not None:
-            # cheap staleness check: another gamemaster may have appended
             self._cache.move_to_end(game)
             return cached
         records = await self.store.read_stream(game)
@@ -89,6 +143,11 @@ class Gamemaster(Service):
         self._remember(game, loaded)
         return loaded
 
+    def _behind(self, game: str, version: int) -> bool:
+        """True when the cached state (if any) is older than ``version``."""
+        cached = self._cache.get(game)
+        return cached is not None and cached.state.version < version
+
     def _remember(self, game: str, loaded: Loaded) -> None:
         self._cache[game] = loaded
         self._cache.move_to_end(game)
@@ -96,51 +155,122 @@ class Gamemaster(Service):
             old, _ = self._cache.popitem(last=False)
             self._locks.pop(old, None)
 
+    # -- appending -----------------------------------------------------------------------------
     async def _append(
         self,
         loaded: Loaded,
-        events: list[Event],
+        items: Sequence[Item],
         *,
         command_id: str | None = None,
-        actor: str | None = None,
         handled_gate: int | None = None,
-    ) -> TableState:
-        """Append events with their addressees; returns the new state (cached)."""
-        state = loaded.state
+    ) -> Appended:
+        """Append events with their addressees; the state is updated (cached).
+
+        Away addressees owe their acks without holding the gate: they are excused right after
+        the append. If that release is lost in a crash, the ack timeout or a reconcile finds
+        the away player's gating acks and excuses them again.
+        """
+        table, state = loaded.table, loaded.state
+        game = state.game_id
         new: list[NewEvent] = []
-        for event in events:
-            after = loaded.table.evolve(state, event)
-            addressees = frozenset(loaded.table.notify(state, event, after))
+        addressed: set[str] = set()
+        for event, meta in items:
+            after = table.evolve(state, event)
+            addressees = frozenset(table.notify(state, event, after))
+            addressed |= addressees
             data = {k: v for k, v in event.items() if k != "type"}
-            meta: dict[str, Any] = {"actor": actor} if actor else {}
-            if command_id:
-                meta["command_id"] = command_id
-            new.append(NewEvent(event["type"], data, meta, addressees))
+            new.append(NewEvent(event["type"], data, dict(meta), addressees))
             state = after
         reply = ok(version=state.version) if command_id else None
-        await self.store.append(
-            Append(
-                stream_id=state.game_id,
-                stream_type=state.game_type,
-                expected_version=loaded.state.version,
-                events=new,
-                command_id=command_id,
-                reply=reply,
-                handled_gate=handled_gate,
+        try:
+            await self.store.append(
+                Append(
+                    stream_id=game,
+                    stream_type=state.game_type,
+                    expected_version=loaded.state.version,
+                    events=new,
+                    command_id=command_id,
+                    reply=reply,
+                    handled_gate=handled_gate,
+                )
             )
-        )
+        except BaseException:
+            self._cache.pop(game, None)  # another instance moved on, or the outcome is unknown
+            raise
         loaded.state = state
-        if new and not any(e.addressees for e in new):
-            # nobody has to acknowledge: the gate is open at once
-            await self._settle(loaded)
-        return loaded.state
+        away = addressed & set(state.away)
+        released: list[int] = []
+        if away:
+            try:
+                released = await self.store.excuse(game, away)
+            except Exception:  # the ack timeout or a reconcile excuses them later
+                log.exception("excusing %s in %s", sorted(away), game)
+                return Appended([], True)
+        return Appended(released, bool(addressed - set(state.away)))
 
-    async def _settle(self, loaded: Loaded) -> None:
-        """Run the follow-up of a batch that nobody has to acknowledge (``_append`` recurses
-        for as long as the follow-ups need no acknowledgement either)."""
-        events = loaded.table.follow_up(loaded.state, self.rng)
-        if events:
-            await self._append(loaded, events)
+    async def _after(self, loaded: Loaded, appended: Appended) -> None:
+        """Move on at once when nobody present has to acknowledge what was appended."""
+        if appended.released or not appended.gated:
+            await self._advance(loaded, set(appended.released))
+
+    async def _advance(self, loaded: Loaded, handled: set[int]) -> None:
+        """While the gate is open: the follow-up, else the house's moves for away players.
+
+        ``handled`` are released gates whose follow-up this call is responsible for; they are
+        marked handled (with the first append, or at the end). Everything here is decided
+        from the current state, so running it again (a resent release) changes nothing.
+        """
+        table = loaded.table
+        game = loaded.state.game_id
+        for _ in range(ADVANCE_LIMIT):
+            state = loaded.state
+            if state.status != "playing" or not await self.store.gate_open(game):
+                break
+            items: list[Item] = [(e, {}) for e in table.follow_up(state, self.rng)]
+            if not items:
+                away = [p for p in table.movers(state) if p in state.away]
+                for player, events in table.house_moves(state, away, self.rng):
+                    items += [(e, {"actor": player, "house": True}) for e in events]
+            if not items:
+                break
+            gate = max(handled) if handled else None
+            appended = await self._append(loaded, items, handled_gate=gate)
+            if gate is not None:
+                handled.discard(gate)
+            handled.update(appended.released)
+            if appended.gated and not appended.released:
+                break
+        else:
+            log.warning("%s: still moving after %d appends; stopping here", game, ADVANCE_LIMIT)
+        for gate_version in sorted(handled):
+            await self.store.mark_gate_handled(game, gate_version)
+
+    async def _sync(self, loaded: Loaded, *, force: bool = False) -> None:
+        """Write the game's deadlines for its current version (best effort: a write lost
+        here is found by the timers service, which asks for a reconcile)."""
+        state = loaded.state
+        if not force and loaded.synced == state.version:
+            return
+        try:
+            due = await self.deadlines.sync(
+                state.game_id,
+                state.version,
+                active=state.status != "finished",
+                wanted=loaded.table.deadlines(state),
+                ack_timeout=state.options.ack_timeout if state.status == "playing" else None,
+            )
+        except Exception:
+            log.exception("writing the deadlines of %s@%s", state.game_id, state.version)
+            return
+        loaded.synced = state.version
+        if due is not None:
+            try:
+                await self.rt.broker.publish(
+                    json.dumps({"game": state.game_id, "due": due.timestamp()}).encode(),
+                    self.subjects.deadline_hint,
+                )
+            except Exception:  # a hint only: the timers service polls anyway
+                log.debug("deadline hint for %s not sent", state.game_id, exc_info=True)
 
     # -- lobby ---------------------------------------------------------------------------------
     async def on_lobby(self, subject: str, body: bytes) -> dict[str, Any]:
@@ -149,21 +279,27 @@ class Gamemaster(Service):
         if isinstance(payload, dict) and "type" not in payload:
             payload = {**payload, "type": verb}
         if verb == "create":
-            return await self._create(parse(CreateTable, payload))
+            return await self._create(parse_request(CreateTable, payload))
         if verb == "join":
-            req = parse(JoinTable, payload)
+            req = parse_request(JoinTable, payload)
             return await self._lobby_change(req.game, req.player, "join")
         if verb == "start":
-            start = parse(StartTable, payload)
+            start = parse_request(StartTable, payload)
             return await self._lobby_change(start.game, start.player, "start")
         if verb == "list":
-            lst = parse(ListTables, payload)
+            lst = parse_request(ListTables, payload)
             found = await readmodels.list_tables(
                 self.store.engine, game_type=lst.game_type, status=lst.status
             )
             return ok(tables=found, game_types=registry.names())
+        if verb == "register":
+            parse_request(Register, payload)
+            return ok(**self.credentials.register())
+        if verb == "renew":
+            renew = parse_request(RenewToken, payload)
+            return ok(**self.credentials.renew(renew.token))
         if verb == "get":
-            get = parse(GetTable, payload)
+            get = parse_request(GetTable, payload)
             loaded = await self.load(get.game, fresh=True)
             return ok(table=loaded.state.summary())
         raise WireError(ErrorCode.BAD_REQUEST, f"unknown lobby request {verb!r}")
@@ -173,8 +309,6 @@ class Gamemaster(Service):
         table = Table(registry.get(req.game_type))
         events = table.create(game_id, req.player, req.config, req.seats)
         async with self._lock(game_id):
-            state0 = table.replay(events[:1])
-            loaded = Loaded(table, state0)
             try:
                 await self.store.append(
                     Append(
@@ -189,8 +323,9 @@ class Gamemaster(Service):
                 )
             except ConcurrencyError:
                 raise WireError(ErrorCode.CONFLICT, f"game {game_id!r} exists already") from None
-            loaded.state = table.replay(events)
+            loaded = Loaded(table, table.replay(events))
             self._remember(game_id, loaded)
+            await self._sync(loaded)
         return ok(game=game_id, table=loaded.state.summary())
 
     async def _lobby_change(self, game: str, player: str, verb: str) -> dict[str, Any]:
@@ -202,61 +337,212 @@ class Gamemaster(Service):
                 else:
                     events = loaded.table.start(loaded.state, player, self.rng)
                 try:
-                    state = await self._append(loaded, events, actor=player)
+                    appended = await self._append(loaded, [(e, {"actor": player}) for e in events])
+                    await self._after(loaded, appended)
                 except ConcurrencyError:
-                    self._cache.pop(game, None)
                     continue
+                await self._sync(loaded)
+                state = loaded.state
                 return ok(game=game, version=state.version, table=state.summary())
         raise WireError(ErrorCode.CONFLICT, "the table is busy; try again")
 
     # -- commands --------------------------------------------------------------------------------
     async def on_command(self, subject: str, body: bytes) -> dict[str, Any]:
         _, game, player = self.subjects.parse_input(subject)
-        command = parse(Command, decode_json(body))
+        command = parse_request(Command, decode_json(body))
         previous = await self.store.command_reply(game, command.id)
         if previous is not None:
             return previous
         for attempt in range(RETRIES):
             async with self._lock(game):
                 loaded = await self.load(game, fresh=attempt > 0)
+                table, state = loaded.table, loaded.state
                 gate_open = await self.store.gate_open(game)
-                events = loaded.table.decide(
-                    loaded.state, player, command.fields(), self.rng, gate_open=gate_open
-                )
-                if not events:
-                    return ok(version=loaded.state.version)
+                # a command from an away player takes the seat back, in the same batch
+                back: list[Item] = [(e, {"actor": player}) for e in table.mark_back(state, player)]
+                before = state
+                for event, _ in back:
+                    before = table.evolve(before, event)
                 try:
-                    state = await self._append(loaded, events, command_id=command.id, actor=player)
+                    events = table.decide(
+                        before, player, command.fields(), self.rng, gate_open=gate_open
+                    )
+                except Rejection:
+                    if back:
+                        await self._commit(loaded, back)
+                    raise
+                if not events and not back:
+                    return ok(version=state.version)
+                meta: dict[str, Any] = {"actor": player, "command_id": command.id}
+                items = back + [(e, meta) for e in events]
+                try:
+                    appended = await self._append(
+                        loaded, items, command_id=command.id if events else None
+                    )
+                    await self._after(loaded, appended)
                 except ConcurrencyError:
-                    self._cache.pop(game, None)
                     previous = await self.store.command_reply(game, command.id)
                     if previous is not None:  # the same command won on another instance
                         return previous
                     continue
-                return ok(version=state.version)
+                await self._sync(loaded)
+                return ok(version=loaded.state.version)
         raise WireError(ErrorCode.CONFLICT, "the game is busy; try again")
+
+    async def _commit(self, loaded: Loaded, items: Sequence[Item]) -> None:
+        """Append, move on if nobody present must acknowledge, write the deadlines."""
+        try:
+            appended = await self._append(loaded, items)
+        except ConcurrencyError:
+            return  # another instance moved the game on; whoever comes next decides again
+        await self._after(loaded, appended)
+        await self._sync(loaded)
 
     # -- follow-ups ------------------------------------------------------------------------------
     async def on_release(self, subject: str, body: bytes) -> dict[str, Any]:
-        payload = decode_json(body)
-        game, version = str(payload["game"]), int(payload["version"])
+        payload = _internal(body, game=str, version=int)
+        game, version = payload["game"], payload["version"]
         for attempt in range(RETRIES):
             async with self._lock(game):
-                loaded = await self.load(game, fresh=attempt > 0)
-                if loaded.state.version != version:  # the cache may be behind another instance
-                    loaded = await self.load(game, fresh=True)
-                if loaded.state.version != version or not await self.store.gate_open(game):
-                    # stale: something was appended since, or another gate is pending
-                    await self.store.mark_gate_handled(game, version)
-                    return ok(handled=False)
-                events = loaded.table.follow_up(loaded.state, self.rng)
+                loaded = await self.load(game, fresh=attempt > 0 or self._behind(game, version))
                 try:
-                    await self._append(loaded, events, handled_gate=version)
+                    await self._advance(loaded, {version})
                 except ConcurrencyError:
-                    self._cache.pop(game, None)
                     continue
+                await self._sync(loaded)
                 return ok(handled=True, version=loaded.state.version)
         raise WireError(ErrorCode.CONFLICT, "the game is busy")
+
+    # -- time ------------------------------------------------------------------------------------
+    async def on_timeout(self, subject: str, body: bytes) -> dict[str, Any]:
+        """A deadline is due: ``{"game", "version", "key"}`` from the timers service.
+
+        Answers ``result``: ``fired`` (it had its effect), ``nothing`` (it was due but changed
+        nothing), ``stale`` (the game has moved past that version or key: ignored), or
+        ``deferred`` (the gate is closed: ask again shortly).
+        """
+        payload = _internal(body, game=str, version=int, key=str)
+        game, version, key = payload["game"], payload["version"], payload["key"]
+        for attempt in range(RETRIES):
+            async with self._lock(game):
+                loaded = await self.load(game, fresh=attempt > 0 or self._behind(game, version))
+                try:
+                    result = await self._timeout(loaded, version, key)
+                except ConcurrencyError:
+                    continue
+                if result in ("fired", "nothing"):
+                    await self.deadlines.mark_fired(game, key, version)
+                await self._sync(loaded, force=result == "stale")
+                return ok(result=result, version=loaded.state.version)
+        raise WireError(ErrorCode.CONFLICT, "the game is busy")
+
+    async def _timeout(self, loaded: Loaded, version: int, key: str) -> str:
+        table, state = loaded.table, loaded.state
+        if state.version != version:
+            return "stale"
+        if key.startswith(ACKS):
+            return await self._ack_timeout(loaded, int(key.removeprefix(ACKS)))
+        if key not in {d.key for d in table.deadlines(state)}:
+            return "stale"
+        if not await self.store.gate_open(state.game_id):
+            return "deferred"  # nobody has seen the last update yet: the game waits
+        items: list[Item] = []
+        for player, events in table.fire(state, key, self.rng):
+            meta: dict[str, Any] = {"timeout": key}
+            if player is not None:
+                meta |= {"actor": player, "house": True}
+            items += [(e, meta) for e in events]
+        if not items:
+            return "nothing"
+        await self._after(loaded, await self._append(loaded, items))
+        return "fired"
+
+    async def _ack_timeout(self, loaded: Loaded, gate: int) -> str:
+        """Everyone who still owes a gating ack of ``gate`` (or older) is marked away."""
+        table, state = loaded.table, loaded.state
+        game = state.game_id
+        if state.status != "playing":
+            return "nothing"
+        late = await self.store.debtors(game, gate)
+        if not late:
+            return "nothing"
+        items: list[Item] = []
+        after = state
+        for player in state.seats:
+            if player in late:
+                for event in table.mark_away(after, player):
+                    items.append((event, {"reason": "ack_timeout"}))
+                    after = table.evolve(after, event)
+        released: list[int] = []
+        if items:
+            released += (await self._append(loaded, items)).released
+            log.info("%s: %s away (no ack of gate %s)", game, ", ".join(sorted(late)), gate)
+        released += await self.store.excuse(game, late & set(loaded.state.away))
+        await self._advance(loaded, set(released))
+        return "fired"
+
+    async def on_reconcile(self, subject: str, body: bytes) -> dict[str, Any]:
+        """Evaluate a game again: excuse stuck acks of away players, move on if the gate is
+        open, write the deadlines. Asked by the timers service after a skipped evaluation."""
+        game = _internal(body, game=str)["game"]
+        for _ in range(RETRIES):
+            async with self._lock(game):
+                loaded = await self.load(game, fresh=True)
+                state = loaded.state
+                released: list[int] = []
+                if state.status == "playing" and state.away:
+                    stuck = await self.store.debtors(game) & set(state.away)
+                    released = await self.store.excuse(game, stuck)
+                try:
+                    await self._advance(loaded, set(released))
+                except ConcurrencyError:
+                    continue
+                await self._sync(loaded, force=True)
+                return ok(version=loaded.state.version)
+        raise WireError(ErrorCode.CONFLICT, "the game is busy")
+
+    # -- presence --------------------------------------------------------------------------------
+    async def on_presence(self, msg: NatsMessage) -> None:
+        """An ack or a sync from a player: if they are away, they are back."""
+        try:
+            _, game, player = self.subjects.parse_input(msg.raw_message.subject)
+        except Exception:
+            return  # the answering service tells the sender what is wrong
+        cached = self._cache.get(game)
+        if cached is not None and player not in cached.state.away:
+            return
+        try:
+            await self.mark_back(game, player)
+        except WireError:
+            return
+        except Exception as exc:
+            if storage_unavailable(exc):  # their next ack or sync tries again
+                log.debug("marking %s back in %s: storage unavailable", player, game)
+            else:
+                log.exception("marking %s back in %s", player, game)
+
+    async def mark_back(self, game: str, player: str) -> None:
+        async with self._lock(game):
+            loaded = await self.load(game)
+            events = loaded.table.mark_back(loaded.state, player)
+            if events:
+                await self._commit(loaded, [(e, {"actor": player}) for e in events])
+                log.info("%s: %s is back", game, player)
+
+
+def _internal(body: bytes, **fields: type) -> dict[str, Any]:
+    """Parse a request between services: a JSON object with these typed fields."""
+    payload = decode_json(body)
+    if not isinstance(payload, dict):
+        raise WireError(ErrorCode.BAD_REQUEST, "a JSON object is expected")
+    out: dict[str, Any] = {}
+    for name, kind in fields.items():
+        value = payload.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise WireError(ErrorCode.BAD_REQUEST, f"{name}: a {kind.__name__} is expected")
+        out[name] = value
+    check_id(out["game"], "game id")
+    return out
 
 
 __all__ = ["Gamemaster", "Rejection"]

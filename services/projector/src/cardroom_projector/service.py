@@ -40,12 +40,13 @@ from cardroom_wire import (
 )
 from faststream import AckPolicy
 from faststream.nats import JStream, NatsMessage
-from nats.js.api import DeliverPolicy
+from nats.js.api import ConsumerConfig, DeliverPolicy
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 log = logging.getLogger("cardroom.projector")
 
 CACHE_SIZE = 10_000
+ACK_WAIT = 5.0  # seconds before JetStream redelivers an event nobody acknowledged
 
 
 def checkpoint_name(game: str) -> str:
@@ -143,6 +144,9 @@ class Projector(Service):
             # fill), survive restarts, and several projectors can share the stream
             queue=f"{s.root}-projector",
             deliver_policy=DeliverPolicy.ALL,
+            # an event delivered to a projector that died before acknowledging it comes
+            # again after ack_wait; JetStream's default (30 s) holds that game as long
+            config=ConsumerConfig(filter_subjects=[], ack_wait=ACK_WAIT),
             # games in parallel; one game's events in order (its lock, and the gap reading)
             max_workers=16,
             ack_policy=AckPolicy.NACK_ON_ERROR,

@@ -26,6 +26,7 @@ log = logging.getLogger("cardroom.relay")
 
 CHECKPOINT = "relay"  # one relay (or several, serialised by the tracking lock) per database
 BATCH = 500
+PUBACK_TIMEOUT = 5.0  # seconds to wait for a batch's PubAcks before publishing it again
 
 
 def event_payload(event: RecordedEvent) -> dict[str, Any]:
@@ -99,7 +100,9 @@ class Relay(Service):
             )
             for event in events
         ]
-        async with asyncio.timeout(30):
+        # PubAcks lost with a broken connection never come: give up soon and publish again
+        # (JetStream drops the duplicates), instead of holding every game for long
+        async with asyncio.timeout(PUBACK_TIMEOUT):
             await asyncio.gather(*acks)
         async with self.store.tracking(CHECKPOINT) as tracking:
             # a checkpoint lost in a crash only means publishing again, which JetStream

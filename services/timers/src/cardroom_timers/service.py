@@ -1,0 +1,284 @@
+"""The timers service: fires the games' durable deadlines, once each.
+
+The gamemaster writes each game's deadlines after every append (tables of migration 0004):
+``deadlines`` (game, key, the version it belongs to, due_at, fired_at) and
+``deadline_versions`` (the version they were evaluated for). This service
+
+- claims due rows (``claimed_until``, a lease, so several instances share the work and a
+  crash mid-request only delays a row by the lease) and sends the gamemaster
+  ``<root>.internal.timeout`` ``{"game", "version", "key"}``;
+- on the answer ``fired`` or ``nothing`` marks the row fired (the gamemaster marks it too,
+  before it answers); ``stale`` means the game moved past that version (the gamemaster has
+  re-written the game's deadlines); ``deferred`` means the gate is closed (someone has not
+  seen the last update yet), so the row is tried again after a short, growing delay; no
+  answer, and the lease runs out and the row is sent again;
+- finds games whose stream has moved past their evaluated version for longer than a grace
+  period (a gamemaster died between an append and writing the deadlines) and asks the
+  gamemaster to evaluate them again (``<root>.internal.reconcile``).
+
+A timeout carries the version it belongs to, and its effect is an append that expects that
+version: resending it after a lost answer, or after a restart of either service, can never
+apply it twice. Everything lives in the database, so a restart of this service loses nothing.
+
+It sleeps until the earliest due row (at most ``poll_seconds``); the gamemaster's hint
+``<root>.internal.deadlines`` ``{"game", "due"}`` wakes it for a deadline earlier than that.
+Its clock is injectable (:class:`~cardroom_timers.clock.ManualClock` in tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
+
+from cardroom_runtime.host import Service
+from faststream.nats import NatsMessage
+from sqlalchemy import text
+
+from .clock import Clock, SystemClock
+
+log = logging.getLogger("cardroom.timers")
+
+
+_CLAIM = text(
+    """
+UPDATE deadlines d SET claimed_until = CAST(:lease AS timestamptz)
+FROM (
+    SELECT game_id, key FROM deadlines
+    WHERE fired_at IS NULL AND due_at <= CAST(:now AS timestamptz)
+      AND (claimed_until IS NULL OR claimed_until <= CAST(:now AS timestamptz))
+    ORDER BY due_at
+    LIMIT CAST(:limit AS integer)
+    FOR UPDATE SKIP LOCKED
+) due
+WHERE d.game_id = due.game_id AND d.key = due.key
+RETURNING d.game_id, d.key, d.version
+"""
+)
+
+_NEXT = text(
+    """
+SELECT min(GREATEST(due_at, COALESCE(claimed_until, due_at))) FROM deadlines
+WHERE fired_at IS NULL
+"""
+)
+
+_FIRED = text(
+    """
+UPDATE deadlines SET fired_at = CAST(:now AS timestamptz), claimed_until = NULL
+WHERE game_id = CAST(:game AS text) AND key = CAST(:key AS text)
+  AND version = CAST(:version AS integer) AND fired_at IS NULL
+"""
+)
+
+_RETRY_AT = text(
+    """
+UPDATE deadlines SET claimed_until = CAST(:at AS timestamptz)
+WHERE game_id = CAST(:game AS text) AND key = CAST(:key AS text)
+  AND version = CAST(:version AS integer) AND fired_at IS NULL
+"""
+)
+
+_LAGGING = text(
+    """
+SELECT v.game_id FROM deadline_versions v JOIN streams s ON s.stream_id = v.game_id
+WHERE v.active AND s.version > v.version AND s.updated_at < CAST(:cutoff AS timestamptz)
+ORDER BY s.updated_at
+LIMIT CAST(:limit AS integer)
+"""
+)
+
+
+@dataclass(frozen=True)
+class Due:
+    game: str
+    key: str
+    version: int
+
+
+class Timers(Service):
+    name = "timers"
+
+    clock: ClassVar[Clock] = SystemClock()
+    poll_seconds: ClassVar[float] = 1.0  # longest sleep without looking at the table
+    lease_seconds: ClassVar[float] = 5.0  # a claimed row is sent again after this
+    request_timeout: ClassVar[float] = 4.0
+    recover_seconds: ClassVar[float] = 5.0  # how often to look for skipped evaluations
+    recover_grace: ClassVar[float] = 5.0  # a stream this long past its evaluation is lagging
+    batch: ClassVar[int] = 100
+    concurrency: ClassVar[int] = 32
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._auto: Any = None
+        self._wake = asyncio.Event()
+        self._planned = math.inf  # when the loop looks next (epoch seconds)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._sending: set[asyncio.Task[None]] = set()
+        self._limit = asyncio.Semaphore(self.concurrency)
+        self._deferrals: dict[Due, int] = {}
+        # what happened, for logs and tests
+        self.results: dict[str, int] = {}
+        self.reconciled = 0
+
+    def register(self) -> None:
+        self.rt.broker.subscriber(
+            self.subjects.deadline_hint,
+            title="deadlines",
+            no_reply=True,
+        )(self.on_hint)
+
+    async def start(self) -> None:
+        self._auto = self.store.engine.execution_options(isolation_level="AUTOCOMMIT")
+        self._tasks = [
+            asyncio.create_task(self._run(), name="timers"),
+            asyncio.create_task(self._recover_loop(), name="timers-recover"),
+        ]
+
+    async def stop(self) -> None:
+        for task in [*self._tasks, *self._sending]:
+            task.cancel()
+        for task in [*self._tasks, *self._sending]:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def on_hint(self, msg: NatsMessage) -> None:
+        try:
+            due = float(json.loads(msg.body)["due"])
+        except Exception:
+            return
+        if due < self._planned:
+            self._wake.set()
+
+    # -- firing --------------------------------------------------------------------------------
+    async def _run(self) -> None:
+        while True:
+            self._wake = wake = asyncio.Event()
+            started = self.clock.now()
+            try:
+                wait = await self.tick(started)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("timers: retrying")
+                wait = 1.0
+            until = started + timedelta(seconds=wait)
+            self._planned = until.timestamp()
+            await self.clock.sleep_until(until, wake)
+
+    async def tick(self, now: datetime | None = None) -> float:
+        """Send every row due at ``now`` (default: the clock's now); returns how long after
+        ``now`` the next one is due (at most ``poll_seconds``)."""
+        now = now or self.clock.now()
+        lease = now + timedelta(seconds=self.lease_seconds)
+        async with self._auto.connect() as conn:
+            rows = (
+                await conn.execute(_CLAIM, {"now": now, "lease": lease, "limit": self.batch})
+            ).all()
+            if rows:
+                log.debug("%d deadline(s) due at %s", len(rows), now)
+            for game, key, version in rows:
+                task = asyncio.create_task(self._send(Due(game, key, version)))
+                self._sending.add(task)
+                task.add_done_callback(self._sending.discard)
+            if len(rows) == self.batch:
+                return 0.0
+            upcoming: datetime | None = await conn.scalar(_NEXT)
+        if upcoming is None:
+            return self.poll_seconds
+        return min(max((upcoming - now).total_seconds(), 0.0), self.poll_seconds)
+
+    async def _send(self, due: Due) -> None:
+        async with self._limit:
+            try:
+                reply = await self.rt.broker.request(
+                    json.dumps({"game": due.game, "version": due.version, "key": due.key}).encode(),
+                    self.subjects.timeout,
+                    timeout=self.request_timeout,
+                )
+                answer = json.loads(reply.body)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # no gamemaster now: the lease runs out, it goes again
+                self._count("unanswered")
+                log.warning("timeout %s not delivered: %s", due, exc)
+                return
+            if not answer.get("ok"):
+                self._count("refused")
+                log.warning("timeout %s refused: %s", due, answer.get("error"))
+                return
+            result = str(answer.get("result"))
+            log.debug("timeout %s: %s", due, result)
+            self._count(result)
+            try:
+                await self._settle(due, result)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("recording the result of %s", due)
+
+    async def _settle(self, due: Due, result: str) -> None:
+        params = {"game": due.game, "key": due.key, "version": due.version}
+        if result == "deferred":
+            tries = self._deferrals.get(due, 0) + 1
+            if len(self._deferrals) > 10_000:
+                self._deferrals.clear()
+            self._deferrals[due] = tries
+            at = self.clock.now() + timedelta(seconds=min(0.05 * 2**tries, 2.0))
+            async with self._auto.connect() as conn:
+                await conn.execute(_RETRY_AT, {**params, "at": at})
+            self._wake.set()  # look again at the new time
+            return
+        self._deferrals.pop(due, None)
+        if result in ("fired", "nothing"):
+            async with self._auto.connect() as conn:
+                await conn.execute(_FIRED, {**params, "now": self.clock.now()})
+        # "stale": the gamemaster has re-written the game's deadlines already
+
+    def _count(self, result: str) -> None:
+        self.results[result] = self.results.get(result, 0) + 1
+
+    # -- recovery ------------------------------------------------------------------------------
+    async def _recover_loop(self) -> None:
+        never = asyncio.Event()
+        while True:
+            try:
+                await self.recover()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("timers: looking for lagging games failed; retrying")
+            await self.clock.sleep_until(
+                self.clock.now() + timedelta(seconds=self.recover_seconds), never
+            )
+
+    async def recover(self) -> int:
+        """Ask for a new evaluation of every game whose deadlines a crash left behind."""
+        cutoff = self.clock.now() - timedelta(seconds=self.recover_grace)
+        async with self._auto.connect() as conn:
+            games = list(await conn.scalars(_LAGGING, {"cutoff": cutoff, "limit": self.batch}))
+        if games:
+            await asyncio.gather(*(self._reconcile(str(g)) for g in games))
+        return len(games)
+
+    async def _reconcile(self, game: str) -> None:
+        async with self._limit:
+            try:
+                reply = await self.rt.broker.request(
+                    json.dumps({"game": game}).encode(),
+                    self.subjects.reconcile,
+                    timeout=self.request_timeout,
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("reconcile of %s not delivered: %s", game, exc)
+                return
+            if json.loads(reply.body).get("ok"):
+                self.reconciled += 1
+                log.info("reconciled %s", game)

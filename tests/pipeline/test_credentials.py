@@ -1,0 +1,152 @@
+"""The lobby hands out credentials: ``register`` (a new player and its token) and ``renew``.
+
+The token is the one the NATS auth callout checks (tests/deploy shows that side); here the
+gamemaster issues it over real NATS with the deployment's secret, and hostile renewals are
+refused with ``bad_token`` while the lobby keeps serving.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import nats
+import pytest
+from cardroom_client import CardroomError, Client
+from cardroom_gamemaster import Gamemaster
+from cardroom_gamemaster.credentials import Credentials
+from cardroom_natsauth import inbox_prefix
+from cardroom_natsauth.tokens import TokenError, issue_player_token, verify_player_token
+from cardroom_runtime.host import Host
+from cardroom_wire import ErrorCode, WireError
+
+SECRET = "a-test-secret-of-enough-bytes-0123456789"
+
+
+@pytest.fixture
+async def lobby(
+    monkeypatch: pytest.MonkeyPatch,
+    nats_url: str,
+    subject_root: str,
+    fresh_database: Callable[..., Awaitable[str]],
+) -> AsyncIterator[str]:
+    monkeypatch.setenv("CARDROOM_PLAYER_TOKEN_SECRET", SECRET)
+    monkeypatch.setenv("CARDROOM_PLAYER_TOKEN_TTL", "600")
+    root = f"{subject_root}cred"
+    host = Host(
+        [Gamemaster],
+        nats_url=nats_url,
+        database_url=await fresh_database(migrated=True),
+        subject_root=root,
+    )
+    await host.start()
+    try:
+        yield root
+    finally:
+        await host.stop()
+
+
+async def _lobby(nats_url: str, subject: str, body: bytes) -> dict[str, object]:
+    nc = await nats.connect(nats_url)
+    try:
+        msg = await nc.request(subject, body, timeout=10)
+    finally:
+        await nc.close()
+    reply: dict[str, object] = json.loads(msg.data)
+    return reply
+
+
+async def test_register_then_renew_through_the_lobby(nats_url: str, lobby: str) -> None:
+    client = await Client.register(nats_url, subject_root=lobby)
+    try:
+        assert client.token is not None
+        held = verify_player_token(SECRET, lobby, client.token)
+        assert held.player == client.player
+        # the lobby's TTL setting is applied (600 s, not the default day)
+        first_expiry = held.expires
+        assert 500 < first_expiry - time.time() <= 601
+
+        renewed = await client.renew()
+        again = verify_player_token(SECRET, lobby, renewed)
+        assert again.player == client.player
+        assert again.expires >= first_expiry
+        # a token of this deployment is worthless under another subject root
+        with pytest.raises(TokenError):
+            verify_player_token(SECRET, lobby + "x", renewed)
+    finally:
+        await client.close()
+
+    other = await Client.register(nats_url, subject_root=lobby)
+    try:
+        assert other.player != client.player  # every registration is a new player
+    finally:
+        await other.close()
+
+
+async def test_register_reply_says_the_inbox_prefix(nats_url: str, lobby: str) -> None:
+    reply = await _lobby(nats_url, f"{lobby}.lobby.register", b"{}")
+    assert reply["ok"] is True
+    assert reply["inbox_prefix"] == inbox_prefix(lobby, str(reply["player"]))
+    assert isinstance(reply["expires"], int)
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b'{"token": "nobody.1.abc"}', ErrorCode.BAD_TOKEN),  # malformed/forged
+        (b'{"token": ""}', ErrorCode.BAD_REQUEST),
+        (b'{"token": 5}', ErrorCode.BAD_REQUEST),
+        (b"{}", ErrorCode.BAD_REQUEST),
+        (b"not json", ErrorCode.BAD_JSON),
+        (b'{"extra": 1}', ErrorCode.BAD_REQUEST),
+    ],
+)
+async def test_hostile_renewals_are_refused(
+    nats_url: str, lobby: str, body: bytes, code: ErrorCode
+) -> None:
+    reply = await _lobby(nats_url, f"{lobby}.lobby.renew", body)
+    assert reply["ok"] is False
+    assert reply["error"]["code"] == code  # type: ignore[index]
+    # the lobby is still serving
+    assert (await _lobby(nats_url, f"{lobby}.lobby.register", b"{}"))["ok"] is True
+
+
+async def test_expired_and_foreign_tokens_are_refused(nats_url: str, lobby: str) -> None:
+    expired = issue_player_token(SECRET, lobby, "alice", ttl=1, now=1_000_000)
+    foreign = issue_player_token("another-secret-of-enough-bytes-987654", lobby, "alice")
+    other_root = issue_player_token(SECRET, lobby + "x", "alice")
+    for token in (expired, foreign, other_root):
+        reply = await _lobby(
+            nats_url, f"{lobby}.lobby.renew", json.dumps({"token": token}).encode()
+        )
+        assert reply["ok"] is False
+        assert reply["error"]["code"] == ErrorCode.BAD_TOKEN  # type: ignore[index]
+
+
+async def test_a_client_without_a_token_cannot_renew(nats_url: str, lobby: str) -> None:
+    client = await Client.connect(nats_url, "bob", subject_root=lobby)
+    try:
+        with pytest.raises(CardroomError) as caught:
+            await client.renew()
+        assert caught.value.code == ErrorCode.BAD_TOKEN
+    finally:
+        await client.close()
+
+
+def test_credentials_settings() -> None:
+    with pytest.raises(ValueError, match="at least"):
+        Credentials.from_env("r", {"CARDROOM_PLAYER_TOKEN_SECRET": "short"})
+    with pytest.raises(ValueError, match="year"):
+        Credentials.from_env(
+            "r", {"CARDROOM_PLAYER_TOKEN_SECRET": SECRET, "CARDROOM_PLAYER_TOKEN_TTL": "-1"}
+        )
+    # without a secret the lobby still works, with a random one of its own
+    one = Credentials.from_env("r", {})
+    two = Credentials.from_env("r", {})
+    assert one.secret != two.secret
+    token = one.register()["token"]
+    assert one.renew(token)["player"] == token.split(".")[0]
+    with pytest.raises(WireError) as caught:
+        two.renew(token)
+    assert caught.value.code == ErrorCode.BAD_TOKEN

@@ -1,0 +1,59 @@
+"""High card with a clock: a prompted player who does not act within ``think`` seconds folds.
+
+The test game of the timers: the same rules as :mod:`support.highcard`, plus a game deadline
+(``Deadline(think, "turn:<round>:<turn>")``) while a player is prompted; ``on_timeout`` folds
+for them. The key names the turn, so a stale timeout (the player acted meanwhile) does nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cardroom_engine import Deadline, Event
+from pydantic import Field
+from support.highcard import Config, HighCard, State
+
+
+class TimedConfig(Config):
+    think: float | None = Field(default=None, gt=0, le=3600)
+
+
+@dataclass(frozen=True)
+class TimedState(State):
+    think: float | None = None
+
+
+def turn_key(state: State) -> str:
+    return f"turn:{state.round}:{len(state.acted)}"
+
+
+class TimedHighCard(HighCard):
+    name = "timedhighcard"
+    config_model = TimedConfig
+
+    def setup(self, config: Any, seats: Sequence[str]) -> TimedState:
+        assert isinstance(config, TimedConfig)
+        return TimedState(
+            seats=tuple(seats),
+            rounds=config.rounds,
+            max_value=config.max_value,
+            chips=tuple((p, 0) for p in seats),
+            think=config.think,
+        )
+
+    def deadline(self, state: State) -> Deadline | None:
+        think = getattr(state, "think", None)
+        if think is None or state.phase != "betting" or not state.prompted or not state.turn:
+            return None
+        return Deadline(think, turn_key(state))
+
+    def on_timeout(self, state: State, key: str, rng: random.Random) -> list[Event]:
+        if self.deadline(state) is None or key != turn_key(state):
+            return []
+        return [{"type": "Folded", "player": state.turn}]
+
+
+GAME = TimedHighCard()
