@@ -11,9 +11,11 @@ from enum import StrEnum
 from cardroom_acktracker import AckTracker
 from cardroom_analytics import Analytics
 from cardroom_gamemaster import Gamemaster
+from cardroom_gateway import Gateway
 from cardroom_projector import Projector
 from cardroom_relay import Relay
 from cardroom_runtime.host import Service
+from cardroom_timers import Timers
 
 
 class ServiceName(StrEnum):
@@ -22,15 +24,19 @@ class ServiceName(StrEnum):
     relay = "relay"
     projector = "projector"
     acktracker = "acktracker"
+    timers = "timers"
     analytics = "analytics"
+    gateway = "gateway"
     auth = "auth"  # NATS auth callout responder (deploy/); not a Host service, not in "all"
 
 
 SERVICES: dict[ServiceName, list[type[Service]]] = {
-    ServiceName.all: [Gamemaster, Relay, Projector, AckTracker, Analytics],
+    ServiceName.all: [Gamemaster, Relay, Projector, AckTracker, Timers, Analytics, Gateway],
     ServiceName.gamemaster: [Gamemaster],
     ServiceName.relay: [Relay],
     ServiceName.projector: [Projector],
     ServiceName.acktracker: [AckTracker],
+    ServiceName.timers: [Timers],
     ServiceName.analytics: [Analytics],
+    ServiceName.gateway: [Gateway],
 }

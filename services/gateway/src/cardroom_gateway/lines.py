@@ -1,0 +1,164 @@
+"""The seed's lines (seeds/take5-protocol.md) and their translation, all pure.
+
+Framing: one JSON value per line (UTF-8, ``\\n``-terminated) each way.
+
+- :func:`parse` reads one client line into an :class:`Incoming` or raises :class:`LineError`
+  with a stable code.
+- :func:`translate` turns one cardroom notification message (a take5 message, or a table
+  message such as ``GameStarted``) into the seed lines it stands for (often one, sometimes
+  none: ``PlayerAway``, ``PlayerBack`` and ``GameOver`` have no seed line).
+- :func:`error_line` is the gateway's only addition to the seed's grammar::
+
+      {"type": "error", "data": {"code": CODE, "message": string}}
+
+  followed, while a request is open, by that request again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from cardroom_games.take5 import ROWS
+from cardroom_games.take5 import protocol as p
+
+REGISTER_REQUEST = "register_request"
+REGISTER_RESPONSE = "register_response"
+ERROR = "error"
+
+SEED_CONFIG_KEYS = ("turn_count", "stack_size", "win_score", "deck_size", "bull_range")
+"""The five numbers of the seed's ``confg`` (spelled as in the seed)."""
+
+REQUESTS = {p.PLAY_REQUEST: p.PLAY_RESPONSE, p.CHOOSE_REQUEST: p.CHOOSE_RESPONSE}
+"""Each request the server sends, and the response it asks for."""
+
+RESPONSES = frozenset(REQUESTS.values())
+SERVER_TYPES = frozenset(
+    {REGISTER_RESPONSE, p.DEAL, p.PLAY_REQUEST, p.PLAYED, p.CHOOSE_REQUEST, p.TAKEN, p.GAME_OVER}
+)
+
+
+class LineErrorCode(StrEnum):
+    """The stable codes of the gateway's ``error`` lines (docs/gateway.md lists them)."""
+
+    MALFORMED = "malformed"
+    """The line is not one JSON value in UTF-8."""
+    LINE_TOO_LONG = "line_too_long"
+    """The line is longer than the gateway's limit (64 KiB by default); it was discarded."""
+    BAD_MESSAGE = "bad_message"
+    """JSON, but not a message a client may send: not an object with a string ``type``, a
+    type only the server sends or nobody knows, or ``data`` of the wrong shape."""
+    NOT_REGISTERED = "not_registered"
+    """Anything but ``register_request`` before the connection has registered."""
+    OUT_OF_ORDER = "out_of_order"
+    """A client message at the wrong time: a second ``register_request``, a response while
+    waiting for the table, a ``play_response`` when no card is asked for (or a row is), a
+    ``choose_response`` when no row is asked for, a response after the house played for you."""
+    ILLEGAL_MOVE = "illegal_move"
+    """A well-formed response the rules refuse: a card not in your hand (face and bull must
+    both match)."""
+    UNAVAILABLE = "unavailable"
+    """cardroom did not take the response in time; send it again."""
+    TABLE_FAILED = "table_failed"
+    """The table could not be set up; the connection is closed."""
+
+
+class LineError(Exception):
+    def __init__(self, code: LineErrorCode, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One well-formed client message: its type and its ``data``."""
+
+    type: str
+    data: Any
+
+
+def error_line(code: LineErrorCode, message: str) -> dict[str, Any]:
+    return {"type": ERROR, "data": {"code": str(code), "message": message}}
+
+
+def encode(line: Mapping[str, Any]) -> bytes:
+    return json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def parse(raw: bytes) -> Incoming:
+    """One client line (without or with its ``\\n``) as an :class:`Incoming`.
+
+    Only the shape is checked here (the types a client may send and their ``data``); whether
+    the message is expected now, and whether the card is in the hand, is decided later.
+    """
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise LineError(LineErrorCode.MALFORMED, f"not one JSON value: {exc}") from None
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+        raise LineError(LineErrorCode.BAD_MESSAGE, 'a message is {"type": string, "data": ...}')
+    kind: str = value["type"]
+    data = value.get("data")
+    if kind == REGISTER_REQUEST:
+        if data is not None:
+            raise LineError(LineErrorCode.BAD_MESSAGE, "register_request: data must be null")
+    elif kind == p.PLAY_RESPONSE:
+        if not _is_card(data):
+            raise LineError(
+                LineErrorCode.BAD_MESSAGE,
+                'play_response: data must be a CARD {"face": number, "bull": number}',
+            )
+    elif kind == p.CHOOSE_RESPONSE:
+        if data not in ROWS:
+            raise LineError(
+                LineErrorCode.BAD_MESSAGE,
+                f"choose_response: data must be a STACK_ID, one of {', '.join(ROWS)}",
+            )
+    elif kind in SERVER_TYPES or kind == ERROR:
+        raise LineError(LineErrorCode.BAD_MESSAGE, f"{kind!r} is sent by the server only")
+    else:
+        raise LineError(
+            LineErrorCode.BAD_MESSAGE,
+            f"unknown type {kind[:40]!r}; a client sends register_request, "
+            "play_response or choose_response",
+        )
+    return Incoming(kind, data)
+
+
+def _is_card(data: Any) -> bool:
+    if not isinstance(data, dict):
+        return False
+    return all(
+        isinstance(data.get(k), int) and not isinstance(data.get(k), bool) for k in ("face", "bull")
+    )
+
+
+def register_response(player: str, seats: list[str], config: Mapping[str, Any]) -> dict[str, Any]:
+    """The seed's REGISTER_RESPONSE_MSG for ``player`` of a table that has just started."""
+    confg = {key: config[key] for key in SEED_CONFIG_KEYS}
+    confg["bull_range"] = list(confg["bull_range"])
+    return {
+        "type": REGISTER_RESPONSE,
+        "data": {"id": seats.index(player), "player_count": len(seats), "confg": confg},
+    }
+
+
+def translate(message: Mapping[str, Any], player: str) -> list[dict[str, Any]]:
+    """The seed lines one cardroom notification message stands for, for ``player``.
+
+    - ``GameStarted`` (the table is full and started) -> ``register_response``: the seed's
+      ID is the seat index, as in every take5 message;
+    - take5's own messages are the seed's already: they are passed on as ``{type, data}``;
+    - ``GameOver`` (take5's ``game_over`` came just before it), ``PlayerAway``,
+      ``PlayerBack`` and anything unknown -> nothing.
+    """
+    kind = message.get("type")
+    if kind == "GameStarted":
+        return [register_response(player, list(message["seats"]), message["config"])]
+    if kind in SERVER_TYPES:
+        return [{"type": kind, "data": message.get("data")}]
+    return []

@@ -1,0 +1,110 @@
+"""The gateway's settings, read from the environment (``CARDROOM_GATEWAY_*``).
+
+``CARDROOM_GATEWAY_HOST`` / ``CARDROOM_GATEWAY_PORT``
+    Where the TCP listener binds (default ``127.0.0.1:45678``, the lineage's port).
+``CARDROOM_GATEWAY_PLAYERS``
+    ``server.arg_players`` of the seed: how many registered connections form one table
+    (default 4).
+``CARDROOM_GATEWAY_TURN_TIMEOUT``
+    Seconds a player may stay silent when asked for a card or a row before the house bot
+    plays for them (default 30).
+``CARDROOM_GATEWAY_ACK_TIMEOUT``
+    Seconds within which a seat must take each update (the gateway acknowledges once the line
+    is written) before it is marked away and the house plays for it (default 10). A closed
+    connection stops acknowledging, so this is also how long a disconnect holds a table.
+``CARDROOM_GATEWAY_LINE_LIMIT`` / ``CARDROOM_GATEWAY_WRITE_TIMEOUT``
+    The longest line a client may send (default 64 KiB; a longer one is refused), and how
+    long a line may wait for a client that does not read before that client is dropped
+    (default 30 s; its seat goes to the house).
+``CARDROOM_GATEWAY_CONFIG``
+    A JSON object of take5 options for every table (``turn_count``, ``stack_size``,
+    ``win_score``, ``deck_size``, ``bull_range``, ``bulls``); default: the seed's defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from cardroom_games.take5 import Take5Config
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+ENV_PREFIX = "CARDROOM_GATEWAY_"
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 45678
+
+
+class GatewaySettingsError(ValueError):
+    """A ``CARDROOM_GATEWAY_*`` variable has a value that cannot be used."""
+
+
+class GatewaySettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: str = DEFAULT_HOST
+    port: int = Field(DEFAULT_PORT, ge=0, le=65535)
+    players: int = Field(4, ge=2, le=10, description="server.arg_players")
+    turn_timeout: float = Field(30.0, gt=0, le=86_400)
+    ack_timeout: float = Field(10.0, gt=0, le=86_400)
+    game: dict[str, Any] = Field(default_factory=dict, description="take5 options")
+    line_limit: int = Field(64 * 1024, ge=1024, le=16 * 1024 * 1024)
+    write_timeout: float = Field(30.0, gt=0, le=86_400)
+
+    @field_validator("turn_timeout", "ack_timeout", "write_timeout")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number of seconds")
+        return value
+
+    @field_validator("game")
+    @classmethod
+    def _take5_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if "turn_timeout" in value or "table" in value:
+            raise ValueError("set the timeouts with CARDROOM_GATEWAY_TURN/ACK_TIMEOUT")
+        config = Take5Config.model_validate(value)  # refuses an inconsistent configuration
+        if config.max_players() < 2:
+            raise ValueError("the deck cannot deal to two players")
+        return value
+
+    def take5_config(self) -> Take5Config:
+        return Take5Config.model_validate({**self.game, "turn_timeout": self.turn_timeout})
+
+    def table_config(self) -> dict[str, Any]:
+        """The ``config`` of a create request: the take5 options and the table's timeouts.
+
+        The turn timeout is both the game's own (take5's deadline) and the table's (the house
+        plays for every silent mover); whichever fires first, the other finds nothing to do.
+        """
+        return {
+            **self.game,
+            "turn_timeout": self.turn_timeout,
+            "table": {"ack_timeout": self.ack_timeout, "turn_timeout": self.turn_timeout},
+        }
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> GatewaySettings:
+        env = os.environ if environ is None else environ
+        raw: dict[str, Any] = {}
+        fields = ("host", "port", "players", "turn_timeout", "ack_timeout", "line_limit")
+        for field in (*fields, "write_timeout"):
+            value = env.get(ENV_PREFIX + field.upper(), "").strip()
+            if value:
+                raw[field] = value
+        game = env.get(ENV_PREFIX + "CONFIG", "").strip()
+        if game:
+            try:
+                raw["game"] = json.loads(game)
+            except json.JSONDecodeError as exc:
+                raise GatewaySettingsError(f"{ENV_PREFIX}CONFIG: not JSON ({exc})") from None
+        try:
+            # environment values are strings: let pydantic convert them (lax mode)
+            return cls.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = ENV_PREFIX + ("CONFIG" if first["loc"][0] == "game" else str(first["loc"][0]))
+            raise GatewaySettingsError(f"{name.upper()}: {first['msg']}") from None

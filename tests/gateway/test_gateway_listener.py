@@ -1,0 +1,80 @@
+"""The listener alone, in this process: no table is formed, so no NATS is needed."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import AsyncIterator
+from typing import Any, cast
+
+import pytest
+from cardroom_gateway import Gateway, GatewaySettings
+from cardroom_runtime.host import Runtime
+from cardroom_wire import Subjects
+from seed_client import SeedClient
+
+
+def _gateway(**settings: Any) -> Gateway:
+    class Configured(Gateway):
+        settings_override = GatewaySettings(**settings)
+
+    rt = Runtime(Subjects("unused"), cast(Any, None), cast(Any, None), "nats://unused", "")
+    return Configured(rt)
+
+
+@pytest.fixture
+async def listening() -> AsyncIterator[Gateway]:
+    gateway = _gateway(port=0, players=2)
+    await gateway.start()
+    try:
+        yield gateway
+    finally:
+        await gateway.stop()
+
+
+async def test_port_zero_picks_a_free_port_and_errors_need_no_table(listening: Gateway) -> None:
+    assert listening.port is not None
+    assert listening.port > 0
+    client = await SeedClient.connect("127.0.0.1", listening.port)
+    try:
+        await client.send_raw(b"\n\n")  # blank lines are no messages
+        await client.send({"type": "play_response", "data": {"face": 1, "bull": 1}})
+        assert (await client.recv(5))["data"]["code"] == "not_registered"
+        await client.send_raw(b"nope\n")
+        assert (await client.recv(5))["data"]["code"] == "malformed"
+        await client.send({"type": "register_request", "data": None})
+        await client.send({"type": "choose_response", "data": "A"})
+        error = await client.recv(5)
+        assert error["data"]["code"] == "out_of_order"
+        assert [conn.registered for conn in listening.waiting] == [True]
+    finally:
+        client.abort()
+
+
+async def test_a_lost_connection_leaves_the_lobby(listening: Gateway) -> None:
+    assert listening.port is not None
+    client = await SeedClient.connect("127.0.0.1", listening.port)
+    await client.send({"type": "register_request", "data": None})
+    await client.send({"type": "register_request", "data": None})
+    assert (await client.recv(5))["data"]["code"] == "out_of_order"  # it is waiting now
+    assert len(listening.waiting) == 1
+    await client.close()
+    for conn in list(listening.connections):
+        await conn.closed.wait()
+    assert listening.waiting == []
+
+
+async def test_a_taken_port_turns_the_tcp_edge_off_but_not_the_process(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        gateway = _gateway(port=taken.getsockname()[1])
+        with caplog.at_level(logging.ERROR, logger="cardroom.gateway"):
+            await gateway.start()
+        try:
+            assert gateway.port is None
+            assert "the take5 TCP edge is OFF" in caplog.text
+        finally:
+            await gateway.stop()
