@@ -92,7 +92,14 @@ class Gamemaster(Service):
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
         self._deadlines: DeadlineWriter | None = None
-        self.credentials = Credentials.from_env(self.subjects.root)
+        self._credentials: Credentials | None = None
+
+    @property
+    def credentials(self) -> Credentials:
+        # read on first use, so building the AsyncAPI document does not ask for the secret
+        if self._credentials is None:
+            self._credentials = Credentials.from_env(self.subjects.root)
+        return self._credentials
 
     @property
     def deadlines(self) -> DeadlineWriter:
