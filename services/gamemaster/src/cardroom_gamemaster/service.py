@@ -93,6 +93,8 @@ class Gamemaster(Service):
         self._locks: dict[str, asyncio.Lock] = {}
         self._deadlines: DeadlineWriter | None = None
         self._credentials: Credentials | None = None
+        self._syncing: dict[str, asyncio.Task[None]] = {}
+        self._sync_wanted: dict[str, Loaded] = {}
 
     @property
     def credentials(self) -> Credentials:
@@ -252,6 +254,32 @@ class Gamemaster(Service):
         for gate_version in sorted(handled):
             await self.store.mark_gate_handled(game, gate_version)
 
+    def _sync_soon(self, loaded: Loaded) -> None:
+        """:meth:`_sync` in the background, so a command's reply does not wait for it.
+
+        Deadlines are best effort either way (a lost write is found by the timers service,
+        which asks for a reconcile) and a write never goes back a version. One writer per game
+        at a time; it writes the newest state it was handed, and goes round again if a newer
+        one came while it wrote.
+        """
+        game = loaded.state.game_id
+        self._sync_wanted[game] = loaded
+        running = self._syncing.get(game)
+        if running is None or running.done():
+            self._syncing[game] = asyncio.create_task(self._sync_pending(game))
+
+    async def _sync_pending(self, game: str) -> None:
+        while (loaded := self._sync_wanted.pop(game, None)) is not None:
+            await self._sync(loaded)
+        self._syncing.pop(game, None)  # no await since the check above: nothing slipped in
+
+    async def stop(self) -> None:
+        """Finish the deadline writes still running (bounded: they are best effort)."""
+        running = [t for t in self._syncing.values() if not t.done()]
+        if running:
+            await asyncio.wait(running, timeout=5)
+        await super().stop()
+
     async def _sync(self, loaded: Loaded, *, force: bool = False) -> None:
         """Write the game's deadlines for its current version (best effort: a write lost
         here is found by the timers service, which asks for a reconcile)."""
@@ -392,7 +420,7 @@ class Gamemaster(Service):
                     if previous is not None:  # the same command won on another instance
                         return previous
                     continue
-                await self._sync(loaded)
+                self._sync_soon(loaded)  # after the reply: the player waits for nothing else
                 return ok(version=loaded.state.version)
         raise WireError(ErrorCode.CONFLICT, "the game is busy; try again")
 
@@ -416,7 +444,7 @@ class Gamemaster(Service):
                     await self._advance(loaded, {version})
                 except ConcurrencyError:
                     continue
-                await self._sync(loaded)
+                self._sync_soon(loaded)
                 return ok(handled=True, version=loaded.state.version)
         raise WireError(ErrorCode.CONFLICT, "the game is busy")
 
