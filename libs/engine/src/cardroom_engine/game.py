@@ -168,6 +168,11 @@ class GameRules(Generic[S]):
         """Raise a Rejection (``bad_config``) if the game cannot start with these seats."""
         return None
 
+    def bind_table(self, state: S, game_id: str) -> S:
+        """The state just set up, told the id of its table (optional: the table calls it when
+        a game has it). For games whose moves are signed over the game's id (macaua)."""
+        return state
+
     def follow_up(self, state: S, rng: random.Random) -> list[Event]:
         return []
 

@@ -357,13 +357,12 @@ class Table:
         if kind == STARTED:
             seats = tuple(event["seats"])
             config = self.game.config_model.model_validate(state.config)
-            return replace(
-                state,
-                seats=seats,
-                status="playing",
-                game=self.game.setup(config, seats),
-                version=version,
-            )
+            game = self.game.setup(config, seats)
+            # a game that signs or hashes its moves binds them to this table (optional hook)
+            bind = getattr(self.game, "bind_table", None)
+            if bind is not None:
+                game = bind(game, state.game_id)
+            return replace(state, seats=seats, status="playing", game=game, version=version)
         if kind == FINISHED:
             return replace(state, status="finished", outcome=event["outcome"], version=version)
         if kind.startswith(TABLE_PREFIX):

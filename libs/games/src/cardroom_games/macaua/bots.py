@@ -1,0 +1,280 @@
+"""Macaua bots: the client side of the mental poker. Each bot is one player's program.
+
+A bot holds what the server never sees: its Ed25519 signing key and, for every deck, its
+secret shuffle key and card keys (all from the operating system's CSPRNG, via
+``secrets``/libsodium). From its player's view alone it builds each move (keys, shuffle with
+its proof, mask, the card keys others need, plays and draws, the final audit), signs it over
+``(binding, seq, previous hash, move)`` and privately opens the cards dealt or drawn to it.
+
+``HeuristicBot`` plays whenever it can, the rank it holds most of, and declares its
+commonest suit with an Ace; ``RandomMacauaBot`` picks uniformly among every legal play and
+the draw. ``build``/``sign`` are public so tests can make moves of their own (or forge them).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cardroom_engine import Message
+from cardroom_mentalpoker import (
+    MaskedCard,
+    MentalPokerError,
+    PlayerSecrets,
+    deck_from_json,
+    deck_to_json,
+    mask_step,
+    open_card,
+    proof_context,
+    shuffle_step,
+    sign_move,
+    verify_key_hex,
+)
+from nacl.signing import SigningKey
+
+from .cards import SUITS, legal_first, rank, suit
+
+__all__ = ["HeuristicBot", "MacauaBot", "RandomMacauaBot", "chunk_openings", "game_view"]
+
+COMMAND_BUDGET = 40_000
+"""Bytes of JSON per command for shuffle-proof openings (commands are at most 64 KiB)."""
+
+
+def chunk_openings(
+    openings: Sequence[Any], first_budget: int, budget: int = COMMAND_BUDGET
+) -> list[list[Any]]:
+    """Split shuffle-proof openings into groups that each fit one command; the first group
+    (sent with the shuffled deck itself) has ``first_budget`` bytes and may be empty."""
+    groups: list[list[Any]] = [[]]
+    room = first_budget
+    for opening in openings:
+        n = len(json.dumps(opening, separators=(",", ":")))
+        if n > room and (groups[-1] or len(groups) == 1):
+            groups.append([])
+            room = budget
+        groups[-1].append(opening)
+        room -= n
+    return groups
+
+
+def game_view(view: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The game's own view (the table's view wraps it in ``state``)."""
+    inner = view.get("state")
+    return inner if isinstance(inner, Mapping) else view
+
+
+Pos = tuple[int, int]
+
+
+class MacauaBot:
+    """The cryptography and bookkeeping of one player; subclasses choose the plays."""
+
+    def __init__(self, player: str, signing_key: SigningKey | None = None) -> None:
+        self.player = player
+        self.signing_key = signing_key if signing_key is not None else SigningKey.generate()
+        self.secrets: dict[int, PlayerSecrets] = {}
+        self.known: dict[Pos, str | None] = {}
+        self._chunks: dict[int, list[Any]] = {}
+
+    # -- the Bot protocol ---------------------------------------------------------------------
+    def observe(self, message: Message) -> None:
+        return None
+
+    def choose(
+        self, view: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], rng: random.Random
+    ) -> Mapping[str, Any]:
+        v = game_view(view)
+        move = self.build(v, actions, rng)
+        return self.sign(v, move)
+
+    # -- moves --------------------------------------------------------------------------------
+    def sign(self, v: Mapping[str, Any], move: Mapping[str, Any]) -> dict[str, Any]:
+        signed = sign_move(self.signing_key, v["binding"], v["seq"] + 1, v["hash"], dict(move))
+        return {"type": "move", **signed.to_json()}
+
+    def context(self, v: Mapping[str, Any], deck: int) -> bytes:
+        return proof_context(v["binding"], deck, self.player)
+
+    def build(
+        self, v: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], rng: random.Random
+    ) -> dict[str, Any]:
+        action = actions[0]
+        kind = action["kind"]
+        deck = int(action.get("deck", v["deck"]))
+        if kind == "keys":
+            return self.keys_move(v, deck)
+        if kind == "shuffle":
+            return self.shuffle_move(v, deck, int(action["rounds"]))
+        if kind == "shuffle_proof":
+            offset = int(action["offset"])
+            return {"kind": "shuffle_proof", "offset": offset, "openings": self._chunks[offset]}
+        if kind == "mask":
+            cards, proof = mask_step(
+                deck_from_json(v["cards"]), self.secrets[deck], context=self.context(v, deck)
+            )
+            return {
+                "kind": "mask",
+                "deck": deck,
+                "cards": deck_to_json(cards),
+                "proof": proof.to_json(),
+            }
+        if kind == "reveal":
+            return {
+                "kind": "reveal",
+                "deck": deck,
+                "keys": [self.key_item(int(d), int(i)) for d, i in action["positions"]],
+            }
+        if kind == "audit":
+            return {
+                "kind": "audit",
+                "keys": [self.key_item(int(d), int(i)) for d, i in action["positions"]],
+            }
+        self.open_hand(v)
+        plays = self.legal_plays(v)
+        return self.choose_play(v, plays, rng)
+
+    def keys_move(self, v: Mapping[str, Any], deck: int) -> dict[str, Any]:
+        secrets = self.secrets.get(deck)
+        if secrets is None:
+            secrets = PlayerSecrets.generate(int(v["deck_sizes"][deck]))
+            self.secrets[deck] = secrets
+        move: dict[str, Any] = {
+            "kind": "keys",
+            "deck": deck,
+            "keys": secrets.public_keys(context=self.context(v, deck)).to_json(),
+        }
+        if deck == 0:
+            move["verify_key"] = verify_key_hex(self.signing_key)
+        return move
+
+    def shuffle_move(self, v: Mapping[str, Any], deck: int, rounds: int) -> dict[str, Any]:
+        cards, proof = shuffle_step(
+            deck_from_json(v["cards"]),
+            self.secrets[deck],
+            context=self.context(v, deck),
+            rounds=rounds,
+        )
+        data = proof.to_json()
+        move: dict[str, Any] = {
+            "kind": "shuffle",
+            "deck": deck,
+            "cards": deck_to_json(cards),
+            "keyed": data["keyed"],
+            "key_proofs": data["key_proofs"],
+            "digest": data["shuffle"]["digest"],
+            "rounds": rounds,
+            "openings": [],
+        }
+        base = len(json.dumps(move, separators=(",", ":")))
+        groups = chunk_openings(data["shuffle"]["openings"], max(COMMAND_BUDGET + 8_000 - base, 0))
+        move["openings"] = groups[0]
+        self._chunks = {}
+        offset = len(groups[0])
+        for group in groups[1:]:
+            self._chunks[offset] = group
+            offset += len(group)
+        return move
+
+    def key_item(self, deck: int, position: int) -> dict[str, Any]:
+        return {
+            "deck": deck,
+            "position": position,
+            "key": self.secrets[deck].card_key(position).hex(),
+        }
+
+    # -- the hand -----------------------------------------------------------------------------
+    def open_hand(self, v: Mapping[str, Any]) -> list[tuple[Pos, str]]:
+        """Open (privately) every card of the hand not opened yet; the known hand."""
+        hand: list[tuple[Pos, str]] = []
+        for item in v.get("hand") or ():
+            pos = (int(item["deck"]), int(item["position"]))
+            if pos not in self.known:
+                try:
+                    card = MaskedCard.from_json(item["masked"])
+                    self.known[pos] = open_card(card, self.secrets[pos[0]].card_key(pos[1]))
+                except (MentalPokerError, KeyError):
+                    self.known[pos] = None  # a cheated deck: never play it
+            code = self.known[pos]
+            if code is not None:
+                hand.append((pos, code))
+        return hand
+
+    def hand(self, v: Mapping[str, Any]) -> list[tuple[Pos, str]]:
+        return self.open_hand(v)
+
+    def legal_plays(self, v: Mapping[str, Any]) -> list[list[tuple[Pos, str]]]:
+        """Every legal play: a legal first card, then any subset of its rank (in hand order)."""
+        hand = self.open_hand(v)
+        top, declared, challenge = v["top"], v["declared"], int(v["challenge"])
+        plays: list[list[tuple[Pos, str]]] = []
+        for first in hand:
+            if not legal_first(first[1], top, declared, challenge):
+                continue
+            same = [c for c in hand if c != first and rank(c[1]) == rank(first[1])]
+            for mask in range(1 << len(same)):
+                play = [first, *(c for k, c in enumerate(same) if mask >> k & 1)]
+                if len({code for _, code in play}) == len(play):  # a cheated deck has twins
+                    plays.append(play)
+        return plays
+
+    def play_move(
+        self, v: Mapping[str, Any], play: Sequence[tuple[Pos, str]], new_suit: str | None
+    ) -> dict[str, Any]:
+        return {
+            "kind": "play",
+            "cards": [{**self.key_item(*pos), "card": code} for pos, code in play],
+            "suit": new_suit,
+        }
+
+    def declare(
+        self, v: Mapping[str, Any], play: Sequence[tuple[Pos, str]], rng: random.Random
+    ) -> str | None:
+        if rank(play[0][1]) != "A":
+            return None
+        played = {pos for pos, _ in play}
+        left = Counter(suit(c) for pos, c in self.open_hand(v) if pos not in played and suit(c))
+        return max(SUITS, key=lambda s: (left[s], -SUITS.index(s)))
+
+    def choose_play(
+        self, v: Mapping[str, Any], plays: list[list[tuple[Pos, str]]], rng: random.Random
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class HeuristicBot(MacauaBot):
+    """Plays when it can: counters a challenge, else the biggest group of one rank, keeping
+    Aces and Jokers for later; ends on the suit it holds most of; declares its commonest
+    suit with an Ace."""
+
+    def choose_play(
+        self, v: Mapping[str, Any], plays: list[list[tuple[Pos, str]]], rng: random.Random
+    ) -> dict[str, Any]:
+        if not plays:
+            return {"kind": "draw"}
+        hand = self.open_hand(v)
+        counts = Counter(suit(c) for _, c in hand if suit(c))
+
+        def score(play: list[tuple[Pos, str]]) -> tuple[int, int, int]:
+            wild = rank(play[0][1]) in ("A", "JOKER")
+            last = suit(play[-1][1])
+            return (len(play), 0 if wild else 1, counts[last] if last else 0)
+
+        best = max(plays, key=score)
+        return self.play_move(v, best, self.declare(v, best, rng))
+
+
+class RandomMacauaBot(MacauaBot):
+    """Uniform among every legal play and the draw."""
+
+    def choose_play(
+        self, v: Mapping[str, Any], plays: list[list[tuple[Pos, str]]], rng: random.Random
+    ) -> dict[str, Any]:
+        options: list[list[tuple[Pos, str]] | None] = [*plays, None]
+        pick = rng.choice(options)
+        if pick is None:
+            return {"kind": "draw"}
+        new_suit = rng.choice(SUITS) if rank(pick[0][1]) == "A" else None
+        return self.play_move(v, pick, new_suit)

@@ -1,0 +1,974 @@
+"""Macaua: the server side. It relays, validates and records; it never holds a secret.
+
+Every player command is one signed move (:func:`cardroom_mentalpoker.sign_move`)::
+
+    {"type": "move", "game_id": <binding>, "seq": n, "prev_hash": h, "move": {...},
+     "signer": <verify key hex>, "signature": <hex>}
+
+``move["kind"]`` is one of ``keys``, ``shuffle``, ``shuffle_proof``, ``mask``, ``reveal``,
+``play``, ``draw``, ``audit``. ``seq`` must be the state's ``seq + 1`` and ``prev_hash`` its
+``hash``: a hash chain over every accepted move, from a genesis hash of the binding, seats
+and config. ``binding`` is ``"<the table's game id>/<a 128-bit nonce drawn at start>"``
+(the table tells the game its id through ``bind_table``).
+
+Events (each accepted move is one event carrying the signed move, so the whole game can be
+verified again from the store; server steps are unsigned and deterministic):
+
+    macaua.started        binding; phase keys of deck 0
+    macaua.keys           a player's commitments for a deck (+ its Ed25519 key, deck 0)
+    macaua.shuffle        a shuffle step (complete, or its first part when chunked)
+    macaua.shuffle_proof  more openings of a chunked shuffle proof
+    macaua.mask           a mask step
+    macaua.reveal         published card keys (deal or draw), with the unmasked cards
+    macaua.played         an owner's keys for the played cards, with the open cards
+    macaua.draw           a draw request (1 card, or the pending challenge)
+    macaua.draw_assigned  (server) the fresh-pile positions the drawer gets next
+    macaua.reshuffled     (server) the discard pile but its top becomes a new deck
+    macaua.draw_ended     (server) nothing left to draw anywhere
+    macaua.audit          a player's keys for every position that still has them (game over)
+    macaua.audited        (server) the result of opening every position
+    macaua.aborted        (server) a stalled player (deadline) or a deck that is no deck
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal
+
+from cardroom_engine import (
+    BotFactory,
+    Command,
+    Deadline,
+    Event,
+    GameRules,
+    Message,
+    Outcome,
+    Rejection,
+)
+from cardroom_mentalpoker import (
+    GENESIS_HASH,
+    MACAUA_CARDS,
+    DealLayout,
+    DleqProof,
+    EncodingError,
+    MaskedCard,
+    MaskStepProof,
+    MentalPokerError,
+    Point,
+    PublicKeys,
+    Scalar,
+    ShuffleOpening,
+    ShuffleProof,
+    ShuffleStepProof,
+    SignatureError,
+    SignedMove,
+    VerificationError,
+    card_point,
+    check_mask_step,
+    check_move,
+    check_shuffle_step,
+    deck_from_json,
+    decode_card,
+    key_matches,
+    open_deck,
+    partial_unmask,
+    proof_context,
+    standard_deal,
+    state_hash,
+)
+from cardroom_wire import ErrorCode
+from pydantic import BaseModel, ConfigDict, Field
+
+from .bots import HeuristicBot, RandomMacauaBot
+from .cards import SUITS, check_play, play_challenge, rank
+
+# -- stable rejection codes (besides the wire's ErrorCode) ----------------------------------
+BAD_SIGNATURE = "bad_signature"
+REPLAYED_MOVE = "replayed_move"
+BAD_SEQUENCE = "bad_sequence"
+STALE_STATE = "stale_state"
+WRONG_GAME = "wrong_game"
+BAD_KEY = "bad_key"
+BAD_PROOF = "bad_proof"
+NOT_YOUR_CARD = "not_your_card"
+CARD_MISMATCH = "card_mismatch"
+
+MOVE = "move"
+DECK_SIZE = len(MACAUA_CARDS)
+
+Phase = Literal["setup", "keys", "shuffle", "mask", "deal", "play", "draw", "audit", "over"]
+Pos = tuple[int, int]  # (deck number, position in that deck)
+
+
+class MacauaConfig(BaseModel):
+    """Options of a Macaua table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hand_size: int = Field(5, ge=1, le=8, description="cards dealt to each player")
+    shuffle_rounds: int = Field(
+        64,
+        ge=0,
+        le=256,
+        description="cut-and-choose rounds of every shuffle proof (soundness 2^-rounds). "
+        "0 disables the proof: a substituted deck is then only found by the audit at the "
+        "end. Tests lower it for speed; keep the default in production.",
+    )
+    max_turns: int = Field(
+        2000, ge=1, le=100_000, description="turns after which the game ends undecided"
+    )
+    move_timeout: float | None = Field(
+        None,
+        gt=0,
+        le=86_400,
+        description="seconds a player has for a move before the game is aborted and they "
+        "lose (null: wait forever); nobody else can make a player's move (keys)",
+    )
+
+
+@dataclass(frozen=True)
+class DeckState:
+    """One deck: the initial deal (0) or a reshuffle of the discard pile (1, 2, ...)."""
+
+    cards: tuple[str, ...]
+    """The open cards it was made of (what an audit must find again)."""
+    masked: tuple[MaskedCard, ...]
+    keys: Mapping[str, PublicKeys] = field(default_factory=dict)
+    masking: tuple[frozenset[str], ...] = ()
+    """Per position: the players whose key is still on the card (after the mask phase)."""
+
+
+@dataclass(frozen=True)
+class PendingShuffle:
+    player: str
+    cards: tuple[MaskedCard, ...]
+    keyed: tuple[Point, ...]
+    key_proofs: tuple[DleqProof, ...]
+    digest: bytes
+    rounds: int
+    openings: tuple[ShuffleOpening, ...] = ()
+
+
+@dataclass(frozen=True)
+class MacauaState:
+    config: MacauaConfig
+    seats: tuple[str, ...]
+    binding: str = ""
+    table: str = ""  # the table's game id (Table calls bind_table)
+    seq: int = 0
+    hash: str = GENESIS_HASH
+    verify_keys: Mapping[str, str] = field(default_factory=dict)
+    phase: Phase = "setup"
+    decks: tuple[DeckState, ...] = ()
+    waiting: tuple[str, ...] = ()
+    """Who must move now, in order (``waiting[0]`` moves next)."""
+    pending: PendingShuffle | None = None
+    hands: Mapping[str, tuple[Pos, ...]] = field(default_factory=dict)
+    fresh: tuple[int, ...] = ()
+    """Positions of the newest deck still in the fresh pile, in drawing order."""
+    discard: tuple[str, ...] = ()
+    turn: int = 0
+    declared: str | None = None
+    challenge: int = 0
+    drawer: str | None = None
+    to_draw: int = 0
+    assigned: tuple[Pos, ...] = ()
+    need: Mapping[str, tuple[Pos, ...]] = field(default_factory=dict)
+    """The card keys each player must publish now (deal or draw)."""
+    turns: int = 0
+    winner: str | None = None
+    result: str | None = None
+    """won, turn_limit, void or aborted."""
+    audit_keys: Mapping[str, Mapping[Pos, str]] = field(default_factory=dict)
+    audit: Mapping[str, Any] | None = None
+    stalled: str | None = None
+
+    @property
+    def deck_no(self) -> int:
+        return len(self.decks) - 1
+
+    @property
+    def current(self) -> str:
+        return self.seats[self.turn]
+
+
+def _reject(code: str | ErrorCode, message: str) -> Rejection:
+    return Rejection(code, message)
+
+
+def _int(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _reject(ErrorCode.BAD_REQUEST, f"{what} must be an integer")
+    return value
+
+
+def _positions_of(data: Any, what: str) -> list[dict[str, Any]]:
+    if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
+        raise _reject(ErrorCode.BAD_REQUEST, f"{what} must be a list of objects")
+    return data
+
+
+def _next_hash(previous: str, signed: Mapping[str, Any]) -> str:
+    return state_hash({"prev": previous, "move": dict(signed)})
+
+
+def genesis_hash(binding: str, seats: Sequence[str], config: MacauaConfig) -> str:
+    return state_hash(
+        # the config as its JSON text: canonical JSON has no floats (move_timeout is one)
+        {"binding": binding, "seats": list(seats), "config": config.model_dump_json()}
+    )
+
+
+class Macaua(GameRules[MacauaState]):
+    name: ClassVar[str] = "macaua"
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 6
+    config_model: ClassVar[type[MacauaConfig]] = MacauaConfig
+    bots: ClassVar[Mapping[str, BotFactory]] = {
+        "heuristic": HeuristicBot,
+        "random": RandomMacauaBot,
+    }
+    signed_moves: ClassVar[bool] = True
+    """Every command is a move signed with its player's key and built from its player's
+    secrets: ``actions`` lists templates (which move is due, which positions), never a
+    complete command, so only a player's program (the ``bots``) can turn one into a move."""
+
+    def __init__(self) -> None:
+        self._movers: dict[str, Callable[[MacauaState, str, SignedMove], list[Event]]] = {
+            "keys": self._decide_keys,
+            "shuffle": self._decide_shuffle,
+            "shuffle_proof": self._decide_shuffle_proof,
+            "mask": self._decide_mask,
+            "reveal": self._decide_reveal,
+            "play": self._decide_play,
+            "draw": self._decide_draw,
+            "audit": self._decide_audit,
+        }
+        self._phases: dict[str, tuple[Phase, ...]] = {
+            "keys": ("keys",),
+            "shuffle": ("shuffle",),
+            "shuffle_proof": ("shuffle",),
+            "mask": ("mask",),
+            "reveal": ("deal", "draw"),
+            "play": ("play",),
+            "draw": ("play",),
+            "audit": ("audit",),
+        }
+
+    # -- setup ------------------------------------------------------------------------------
+    def check_start(self, config: MacauaConfig, seats: Sequence[str]) -> None:
+        if len(seats) * config.hand_size + 2 > DECK_SIZE:
+            raise _reject(ErrorCode.BAD_CONFIG, "not enough cards for that many hands")
+
+    def setup(self, config: MacauaConfig, seats: Sequence[str]) -> MacauaState:
+        return MacauaState(config=config, seats=tuple(seats))
+
+    def bind_table(self, state: MacauaState, game_id: str) -> MacauaState:
+        return replace(state, table=game_id)
+
+    def start(self, state: MacauaState, rng: random.Random) -> list[Event]:
+        # the table's id, and a nonce: a move signed in one game (or one deployment that
+        # reuses a game id) is worthless in any other
+        binding = f"{state.table or 'macaua'}/{rng.getrandbits(128):032x}"
+        return [{"type": "macaua.started", "binding": binding}]
+
+    # -- commands ---------------------------------------------------------------------------
+    def decide(
+        self, state: MacauaState, actor: str, command: Command, rng: random.Random
+    ) -> list[Event]:
+        if not isinstance(command, Mapping) or command.get("type") != MOVE:
+            raise _reject(ErrorCode.UNKNOWN_COMMAND, "macaua knows one command: a signed 'move'")
+        try:
+            signed = SignedMove.from_json({k: v for k, v in command.items() if k != "type"})
+        except EncodingError as exc:
+            raise _reject(ErrorCode.BAD_REQUEST, str(exc)) from None
+        if signed.game_id != state.binding:
+            raise _reject(WRONG_GAME, "the move is signed for another game")
+        seq = _int(signed.seq, "seq")
+        if seq <= state.seq:
+            raise _reject(REPLAYED_MOVE, f"move {seq} was already made (now at {state.seq})")
+        if seq != state.seq + 1:
+            raise _reject(BAD_SEQUENCE, f"the next move is number {state.seq + 1}")
+        if signed.prev_hash != state.hash:
+            raise _reject(STALE_STATE, "the move is not signed over the current state")
+        move = signed.move
+        kind = move.get("kind") if isinstance(move, dict) else None
+        if not isinstance(kind, str) or kind not in self._movers:
+            raise _reject(ErrorCode.BAD_REQUEST, f"move.kind must be one of {sorted(self._movers)}")
+        if not state.waiting or state.waiting[0] != actor or state.phase not in self._phases[kind]:
+            raise _reject(ErrorCode.NOT_YOUR_TURN, f"a {kind!r} move is not yours to make now")
+        key = state.verify_keys.get(actor)
+        if key is None:  # the first move publishes the player's Ed25519 key (deck 0 keys)
+            key = move.get("verify_key") if kind == "keys" else None
+            if not isinstance(key, str):
+                raise _reject(BAD_SIGNATURE, "the first move must publish your verify key")
+        try:
+            check_move(signed, key, game_id=state.binding, seq=seq, prev_hash=state.hash)
+        except SignatureError as exc:
+            raise _reject(BAD_SIGNATURE, str(exc)) from None
+        try:
+            return self._movers[kind](state, actor, signed)
+        except EncodingError as exc:
+            raise _reject(ErrorCode.BAD_REQUEST, str(exc)) from None
+
+    def _deck_arg(self, state: MacauaState, move: Mapping[str, Any]) -> int:
+        deck = _int(move.get("deck"), "move.deck")
+        if deck != state.deck_no:
+            raise _reject(ErrorCode.BAD_REQUEST, f"move.deck must be {state.deck_no}")
+        return deck
+
+    def _decide_keys(self, state: MacauaState, actor: str, signed: SignedMove) -> list[Event]:
+        move = signed.move
+        deck = self._deck_arg(state, move)
+        if deck == 0 and move.get("verify_key") in state.verify_keys.values():
+            raise _reject(BAD_SIGNATURE, "that verify key belongs to another player")
+        keys = PublicKeys.from_json(move.get("keys"))
+        size = len(state.decks[deck].cards)
+        try:
+            keys.check(context=proof_context(state.binding, deck, actor), deck_size=size)
+        except VerificationError as exc:
+            raise _reject(BAD_PROOF, str(exc)) from None
+        return [{"type": "macaua.keys", "player": actor, "signed": signed.to_json()}]
+
+    def _decide_shuffle(self, state: MacauaState, actor: str, signed: SignedMove) -> list[Event]:
+        move = signed.move
+        deck = self._deck_arg(state, move)
+        n = len(state.decks[deck].cards)
+        pending = _pending_from_move(actor, move, n)
+        if not state.config.shuffle_rounds <= pending.rounds <= 256:
+            raise _reject(
+                BAD_PROOF, f"a shuffle proof needs at least {state.config.shuffle_rounds} rounds"
+            )
+        if len(pending.openings) > pending.rounds:
+            raise _reject(ErrorCode.BAD_REQUEST, "more openings than rounds")
+        if len(pending.openings) == pending.rounds:
+            self._check_shuffle(state, pending)
+        return [{"type": "macaua.shuffle", "player": actor, "signed": signed.to_json()}]
+
+    def _decide_shuffle_proof(
+        self, state: MacauaState, actor: str, signed: SignedMove
+    ) -> list[Event]:
+        move = signed.move
+        pending = state.pending
+        if pending is None or pending.player != actor:
+            raise _reject(ErrorCode.NOT_YOUR_TURN, "no shuffle of yours awaits its proof")
+        if _int(move.get("offset"), "move.offset") != len(pending.openings):
+            raise _reject(ErrorCode.BAD_REQUEST, f"move.offset must be {len(pending.openings)}")
+        n = len(pending.cards)
+        more = tuple(ShuffleOpening.from_json(o, n) for o in _list(move.get("openings")))
+        if not more or len(pending.openings) + len(more) > pending.rounds:
+            raise _reject(ErrorCode.BAD_REQUEST, "move.openings: wrong number of openings")
+        after = replace(pending, openings=pending.openings + more)
+        if len(after.openings) == after.rounds:
+            self._check_shuffle(state, after)
+        return [{"type": "macaua.shuffle_proof", "player": actor, "signed": signed.to_json()}]
+
+    def _check_shuffle(self, state: MacauaState, pending: PendingShuffle) -> None:
+        deck = state.decks[-1]
+        proof = ShuffleStepProof(
+            pending.keyed, pending.key_proofs, ShuffleProof(pending.digest, pending.openings)
+        )
+        try:
+            check_shuffle_step(
+                deck.masked,
+                pending.cards,
+                deck.keys[pending.player],
+                proof,
+                context=proof_context(state.binding, state.deck_no, pending.player),
+                min_rounds=state.config.shuffle_rounds,
+            )
+        except VerificationError as exc:
+            raise _reject(BAD_PROOF, str(exc)) from None
+
+    def _decide_mask(self, state: MacauaState, actor: str, signed: SignedMove) -> list[Event]:
+        move = signed.move
+        deck_no = self._deck_arg(state, move)
+        deck = state.decks[deck_no]
+        n = len(deck.cards)
+        cards = deck_from_json(move.get("cards"))
+        proof = MaskStepProof.from_json(move.get("proof"), n)
+        try:
+            check_mask_step(
+                deck.masked,
+                cards,
+                deck.keys[actor],
+                proof,
+                context=proof_context(state.binding, deck_no, actor),
+            )
+        except VerificationError as exc:
+            raise _reject(BAD_PROOF, str(exc)) from None
+        return [{"type": "macaua.mask", "player": actor, "signed": signed.to_json()}]
+
+    def _published(
+        self, state: MacauaState, actor: str, items: Sequence[Mapping[str, Any]]
+    ) -> dict[Pos, Scalar]:
+        """Check published card keys of ``actor`` against their commitments."""
+        out: dict[Pos, Scalar] = {}
+        for item in items:
+            pos = (_int(item.get("deck"), "deck"), _int(item.get("position"), "position"))
+            if not 0 <= pos[0] < len(state.decks) or not 0 <= pos[1] < len(
+                state.decks[pos[0]].cards
+            ):
+                raise _reject(ErrorCode.BAD_REQUEST, f"no position {pos[1]} in deck {pos[0]}")
+            if pos in out:
+                raise _reject(ErrorCode.BAD_REQUEST, "a position is given twice")
+            key = Scalar.from_hex(item.get("key"))
+            if not key_matches(key, state.decks[pos[0]].keys[actor].cards[pos[1]]):
+                raise _reject(
+                    BAD_KEY,
+                    f"your key for position {pos[1]} of deck {pos[0]} does not match "
+                    "your commitment",
+                )
+            out[pos] = key
+        return out
+
+    def _decide_reveal(self, state: MacauaState, actor: str, signed: SignedMove) -> list[Event]:
+        keys = self._published(state, actor, _positions_of(signed.move.get("keys"), "keys"))
+        need = state.need.get(actor, ())
+        if set(keys) != set(need):
+            raise _reject(ErrorCode.BAD_REQUEST, "publish exactly the card keys asked for")
+        opened = []
+        for pos, key in sorted(keys.items()):
+            card = state.decks[pos[0]].masked[pos[1]]
+            if actor not in state.decks[pos[0]].masking[pos[1]] or card.is_open:
+                raise _reject(ErrorCode.BAD_REQUEST, "that key was already published")
+            opened.append([pos[0], pos[1], partial_unmask(card, key).to_json()])
+        events: list[Event] = [
+            {"type": "macaua.reveal", "player": actor, "signed": signed.to_json(), "opened": opened}
+        ]
+        if state.phase == "deal" and state.waiting == (actor,):
+            after = self.evolve(state, events[0])
+            top = after.decks[0].masked[_layout(after).top]
+            if decode_card(top.msg) is None or not top.is_open:
+                events.append({"type": "macaua.aborted", "reason": "the face-up card is no card"})
+        return events
+
+    def _decide_play(self, state: MacauaState, actor: str, signed: SignedMove) -> list[Event]:
+        move = signed.move
+        items = _positions_of(move.get("cards"), "cards")
+        claims = [item.get("card") for item in items]
+        if not all(isinstance(c, str) for c in claims):
+            raise _reject(ErrorCode.BAD_REQUEST, "every played card names its card")
+        hand = set(state.hands.get(actor, ()))
+        order = [(_int(i.get("deck"), "deck"), _int(i.get("position"), "position")) for i in items]
+        if not order:
+            raise _reject(ErrorCode.BAD_REQUEST, "a play needs at least one card")
+        if any(pos not in hand for pos in order):
+            raise _reject(NOT_YOUR_CARD, "that card is not in your hand")
+        keys = self._published(state, actor, items)
+        played: list[list[Any]] = []
+        for pos, claim in zip(order, claims, strict=True):
+            masked = state.decks[pos[0]].masked[pos[1]]
+            if state.decks[pos[0]].masking[pos[1]] != frozenset({actor}):
+                raise _reject(NOT_YOUR_CARD, "that card is not yours alone to open")
+            opened = partial_unmask(masked, keys[pos])
+            if not opened.is_open or decode_card(opened.msg) != claim:
+                raise _reject(CARD_MISMATCH, "the key you published does not open that card")
+            played.append([pos[0], pos[1], claim, keys[pos].hex()])
+        suit_arg = move.get("suit")
+        new_suit = suit_arg if isinstance(suit_arg, str) else None
+        if suit_arg is not None and new_suit not in SUITS:
+            raise _reject(ErrorCode.BAD_REQUEST, f"suit must be one of {', '.join(SUITS)}")
+        why = check_play(
+            [str(c) for c in claims], state.discard[-1], state.declared, state.challenge, new_suit
+        )
+        if why is not None:
+            raise _reject(ErrorCode.ILLEGAL_MOVE, why)
+        return [
+            {
+                "type": "macaua.played",
+                "player": actor,
+                "signed": signed.to_json(),
+                "cards": played,
+                "suit": new_suit,
+            }
+        ]
+
+    def _decide_draw(self, state: MacauaState, actor: str, signed: SignedMove) -> list[Event]:
+        count = max(state.challenge, 1)
+        return [
+            {"type": "macaua.draw", "player": actor, "signed": signed.to_json(), "count": count}
+        ]
+
+    def _decide_audit(self, state: MacauaState, actor: str, signed: SignedMove) -> list[Event]:
+        keys = self._published(state, actor, _positions_of(signed.move.get("keys"), "keys"))
+        if set(keys) != set(audit_positions(state, actor)):
+            raise _reject(
+                ErrorCode.BAD_REQUEST, "publish your key of every position that still has it"
+            )
+        events: list[Event] = [
+            {"type": "macaua.audit", "player": actor, "signed": signed.to_json()}
+        ]
+        if state.waiting == (actor,):
+            after = self.evolve(state, events[0])
+            events.append({"type": "macaua.audited", **audit_decks(after)})
+        return events
+
+    # -- by itself --------------------------------------------------------------------------
+    def follow_up(self, state: MacauaState, rng: random.Random) -> list[Event]:
+        if state.phase != "draw" or state.waiting or state.drawer is None:
+            return []
+        if state.to_draw <= 0:
+            return []
+        if state.fresh:
+            positions = list(state.fresh[: state.to_draw])
+            return [
+                {
+                    "type": "macaua.draw_assigned",
+                    "player": state.drawer,
+                    "deck": state.deck_no,
+                    "positions": positions,
+                }
+            ]
+        if len(state.discard) > 1:
+            return [
+                {
+                    "type": "macaua.reshuffled",
+                    "deck": state.deck_no + 1,
+                    "cards": list(state.discard[:-1]),
+                }
+            ]
+        return [{"type": "macaua.draw_ended", "player": state.drawer, "short": state.to_draw}]
+
+    def deadline(self, state: MacauaState) -> Deadline | None:
+        timeout = state.config.move_timeout
+        if timeout is None or not state.waiting or state.phase == "over":
+            return None
+        return Deadline(timeout, key=f"move:{state.seq}:{state.waiting[0]}")
+
+    def on_timeout(self, state: MacauaState, key: str, rng: random.Random) -> list[Event]:
+        if not state.waiting or state.phase == "over":
+            return []
+        if key != f"move:{state.seq}:{state.waiting[0]}":
+            return []
+        return [{"type": "macaua.aborted", "reason": "stalled", "player": state.waiting[0]}]
+
+    def house_action(
+        self, state: MacauaState, player: str, rng: random.Random
+    ) -> dict[str, Any] | None:
+        """None: only the player holds the keys its moves need (see the package docs)."""
+        return None
+
+    # -- folding ----------------------------------------------------------------------------
+    def evolve(self, state: MacauaState, event: Event) -> MacauaState:
+        kind = event["type"]
+        if "signed" in event:
+            state = replace(state, seq=state.seq + 1, hash=_next_hash(state.hash, event["signed"]))
+        handler = getattr(self, "_on_" + kind.removeprefix("macaua."), None)
+        if handler is None:
+            raise ValueError(f"unknown macaua event {kind!r}")
+        result: MacauaState = handler(state, event)
+        return result
+
+    def _on_started(self, state: MacauaState, event: Event) -> MacauaState:
+        binding = event["binding"]
+        return replace(
+            state,
+            binding=binding,
+            hash=genesis_hash(binding, state.seats, state.config),
+            phase="keys",
+            decks=(DeckState(MACAUA_CARDS, open_deck()),),
+            waiting=state.seats,
+            hands={p: () for p in state.seats},
+        )
+
+    def _on_keys(self, state: MacauaState, event: Event) -> MacauaState:
+        move = event["signed"]["move"]
+        player = event["player"]
+        deck = state.decks[-1]
+        deck = replace(deck, keys={**deck.keys, player: PublicKeys.from_json(move["keys"])})
+        verify = dict(state.verify_keys)
+        if "verify_key" in move and player not in verify:
+            verify[player] = move["verify_key"]
+        state = replace(state, decks=(*state.decks[:-1], deck), verify_keys=verify)
+        return self._advance(state, "shuffle")
+
+    def _on_shuffle(self, state: MacauaState, event: Event) -> MacauaState:
+        n = len(state.decks[-1].cards)
+        pending = _pending_from_move(event["player"], event["signed"]["move"], n)
+        return self._shuffle_progress(state, pending)
+
+    def _on_shuffle_proof(self, state: MacauaState, event: Event) -> MacauaState:
+        assert state.pending is not None
+        n = len(state.pending.cards)
+        more = tuple(ShuffleOpening.from_json(o, n) for o in event["signed"]["move"]["openings"])
+        pending = replace(state.pending, openings=state.pending.openings + more)
+        return self._shuffle_progress(state, pending)
+
+    def _shuffle_progress(self, state: MacauaState, pending: PendingShuffle) -> MacauaState:
+        if len(pending.openings) < pending.rounds:
+            return replace(state, pending=pending)
+        deck = replace(state.decks[-1], masked=pending.cards)
+        state = replace(state, pending=None, decks=(*state.decks[:-1], deck))
+        return self._advance(state, "mask")
+
+    def _on_mask(self, state: MacauaState, event: Event) -> MacauaState:
+        cards = deck_from_json(event["signed"]["move"]["cards"])
+        deck = replace(state.decks[-1], masked=cards)
+        state = replace(state, decks=(*state.decks[:-1], deck))
+        if state.waiting[1:]:
+            return replace(state, waiting=state.waiting[1:])
+        everyone = frozenset(state.seats)
+        deck = replace(deck, masking=(everyone,) * len(deck.cards))
+        state = replace(state, decks=(*state.decks[:-1], deck))
+        if state.deck_no == 0:
+            layout = _layout(state)
+            hands = {p: tuple((0, i) for i in layout.hands[s]) for s, p in enumerate(state.seats)}
+            need = {
+                p: tuple(
+                    sorted(
+                        [pos for q, h in hands.items() if q != p for pos in h] + [(0, layout.top)]
+                    )
+                )
+                for p in state.seats
+            }
+            return replace(
+                state, phase="deal", hands=hands, need=need, fresh=layout.fresh, waiting=state.seats
+            )
+        # a reshuffled deck: every position is fresh; the pending draw goes on
+        return replace(
+            state, phase="draw", fresh=tuple(range(len(deck.cards) - 1, -1, -1)), waiting=()
+        )
+
+    def _on_reveal(self, state: MacauaState, event: Event) -> MacauaState:
+        player = event["player"]
+        decks = list(state.decks)
+        for d, i, card in event["opened"]:
+            deck = decks[d]
+            masked = list(deck.masked)
+            masking = list(deck.masking)
+            masked[i] = MaskedCard.from_json(card)
+            masking[i] = masking[i] - {player}
+            decks[d] = replace(deck, masked=tuple(masked), masking=tuple(masking))
+        need = {p: v for p, v in state.need.items() if p != player}
+        state = replace(state, decks=tuple(decks), need=need, waiting=state.waiting[1:])
+        if state.waiting:
+            return state
+        if state.phase == "deal":
+            top = state.decks[0].masked[_layout(state).top]
+            card = decode_card(top.msg) if top.is_open else None
+            return replace(
+                state,
+                phase="play",
+                discard=(card or "??",),
+                waiting=(state.current,),
+            )
+        # a draw: the assigned positions join the drawer's hand
+        assert state.drawer is not None
+        hands = {**state.hands, state.drawer: state.hands[state.drawer] + state.assigned}
+        left = state.to_draw - len(state.assigned)
+        state = replace(state, hands=hands, to_draw=left, assigned=())
+        if left > 0:
+            return state
+        return self._end_turn(replace(state, drawer=None))
+
+    def _on_played(self, state: MacauaState, event: Event) -> MacauaState:
+        player = event["player"]
+        decks = list(state.decks)
+        codes: list[str] = []
+        for d, i, card, _key in event["cards"]:
+            deck = decks[d]
+            masked = list(deck.masked)
+            masking = list(deck.masking)
+            masked[i] = MaskedCard.open(_card_points()[card])
+            masking[i] = frozenset()
+            decks[d] = replace(deck, masked=tuple(masked), masking=tuple(masking))
+            codes.append(card)
+        played = {(d, i) for d, i, _c, _k in event["cards"]}
+        hand = tuple(pos for pos in state.hands[player] if pos not in played)
+        state = replace(
+            state,
+            decks=tuple(decks),
+            hands={**state.hands, player: hand},
+            discard=state.discard + tuple(codes),
+            declared=event["suit"] if rank(codes[0]) == "A" else None,
+            challenge=state.challenge + play_challenge(codes),
+        )
+        if not hand:
+            return replace(state, winner=player, result="won", phase="audit", waiting=state.seats)
+        return self._end_turn(state)
+
+    def _on_draw(self, state: MacauaState, event: Event) -> MacauaState:
+        return replace(
+            state,
+            phase="draw",
+            drawer=event["player"],
+            to_draw=event["count"],
+            challenge=0,
+            waiting=(),
+        )
+
+    def _on_draw_assigned(self, state: MacauaState, event: Event) -> MacauaState:
+        deck = event["deck"]
+        positions = tuple((deck, i) for i in event["positions"])
+        drawer = event["player"]
+        seat = state.seats.index(drawer)
+        others = tuple(
+            state.seats[(seat + k) % len(state.seats)] for k in range(1, len(state.seats))
+        )
+        return replace(
+            state,
+            fresh=state.fresh[len(positions) :],
+            assigned=positions,
+            need=dict.fromkeys(others, positions),
+            waiting=others,
+        )
+
+    def _on_reshuffled(self, state: MacauaState, event: Event) -> MacauaState:
+        cards = tuple(event["cards"])
+        return replace(
+            state,
+            phase="keys",
+            decks=(*state.decks, DeckState(cards, open_deck(cards))),
+            discard=state.discard[-1:],
+            waiting=state.seats,
+        )
+
+    def _on_draw_ended(self, state: MacauaState, event: Event) -> MacauaState:
+        return self._end_turn(replace(state, drawer=None, to_draw=0))
+
+    def _on_audit(self, state: MacauaState, event: Event) -> MacauaState:
+        keys = {(k["deck"], k["position"]): k["key"] for k in event["signed"]["move"]["keys"]}
+        return replace(
+            state,
+            audit_keys={**state.audit_keys, event["player"]: keys},
+            waiting=state.waiting[1:],
+        )
+
+    def _on_audited(self, state: MacauaState, event: Event) -> MacauaState:
+        audit = {k: v for k, v in event.items() if k != "type"}
+        result = state.result if audit.get("ok") else "void"
+        return replace(state, audit=audit, phase="over", waiting=(), result=result)
+
+    def _on_aborted(self, state: MacauaState, event: Event) -> MacauaState:
+        result = "aborted" if event.get("player") else "void"
+        return replace(state, phase="over", waiting=(), result=result, stalled=event.get("player"))
+
+    def _advance(self, state: MacauaState, then: Phase) -> MacauaState:
+        if state.waiting[1:]:
+            return replace(state, waiting=state.waiting[1:])
+        return replace(state, phase=then, waiting=state.seats)
+
+    def _end_turn(self, state: MacauaState) -> MacauaState:
+        turns = state.turns + 1
+        if turns >= state.config.max_turns:
+            return replace(
+                state, turns=turns, result="turn_limit", phase="audit", waiting=state.seats
+            )
+        turn = (state.turn + 1) % len(state.seats)
+        return replace(state, turns=turns, turn=turn, phase="play", waiting=(state.seats[turn],))
+
+    # -- outputs ----------------------------------------------------------------------------
+    def notify(self, before: MacauaState, event: Event, after: MacauaState) -> dict[str, Message]:
+        message: Message = {
+            "type": "MacauaUpdate",
+            "event": event["type"].removeprefix("macaua."),
+            "seq": after.seq,
+            "phase": after.phase,
+            "waiting": list(after.waiting),
+        }
+        if "player" in event:
+            message["player"] = event["player"]
+        kind = event["type"]
+        if kind == "macaua.played":
+            message["cards"] = [c for _d, _i, c, _k in event["cards"]]
+            message["suit"] = event["suit"]
+            message["challenge"] = after.challenge
+        elif kind in ("macaua.draw", "macaua.draw_ended"):
+            message["count"] = event.get("count", 0)
+        elif kind == "macaua.draw_assigned":
+            message["count"] = len(event["positions"])
+        elif kind == "macaua.reveal" and after.phase == "play" and before.phase == "deal":
+            message["top"] = after.discard[-1]
+        elif kind == "macaua.audited":
+            message["audit"] = {k: v for k, v in event.items() if k != "type"}
+        elif kind == "macaua.aborted":
+            message["reason"] = event["reason"]
+        return dict.fromkeys(after.seats, message)
+
+    def view(self, state: MacauaState, player: str | None) -> dict[str, Any]:
+        view: dict[str, Any] = {
+            "phase": state.phase,
+            "seats": list(state.seats),
+            "binding": state.binding,
+            "seq": state.seq,
+            "hash": state.hash,
+            "deck": state.deck_no,
+            "deck_sizes": [len(d.cards) for d in state.decks],
+            "shuffle_rounds": state.config.shuffle_rounds,
+            "waiting": list(state.waiting),
+            "turn": state.current if state.phase in ("play", "draw") else None,
+            "discard": list(state.discard),
+            "top": state.discard[-1] if state.discard else None,
+            "declared": state.declared,
+            "challenge": state.challenge,
+            "fresh": len(state.fresh),
+            "hand_counts": {p: len(state.hands.get(p, ())) for p in state.seats},
+            "drawer": state.drawer,
+            "to_draw": state.to_draw,
+            "winner": state.winner,
+            "result": state.result,
+            "turns": state.turns,
+            "audit": dict(state.audit) if state.audit is not None else None,
+        }
+        if state.pending is not None:
+            view["pending_shuffle"] = {
+                "player": state.pending.player,
+                "openings": len(state.pending.openings),
+                "rounds": state.pending.rounds,
+            }
+        if state.phase in ("shuffle", "mask"):
+            view["cards"] = [c.to_json() for c in state.decks[-1].masked]
+        if player is not None and player in state.seats:
+            view["hand"] = [
+                {"deck": d, "position": i, "masked": state.decks[d].masked[i].to_json()}
+                for d, i in state.hands.get(player, ())
+            ]
+        return view
+
+    def actions(self, state: MacauaState, player: str) -> list[dict[str, Any]]:
+        if not state.waiting or state.waiting[0] != player:
+            return []
+        base = {"type": MOVE, "deck": state.deck_no}
+        phase = state.phase
+        if phase == "keys":
+            return [{**base, "kind": "keys"}]
+        if phase == "shuffle":
+            if state.pending is not None and state.pending.player == player:
+                return [{**base, "kind": "shuffle_proof", "offset": len(state.pending.openings)}]
+            return [{**base, "kind": "shuffle", "rounds": state.config.shuffle_rounds}]
+        if phase == "mask":
+            return [{**base, "kind": "mask"}]
+        if phase in ("deal", "draw"):
+            positions = [list(pos) for pos in state.need.get(player, ())]
+            return [{**base, "kind": "reveal", "positions": positions}]
+        if phase == "play":
+            return [
+                {**base, "kind": "play"},
+                {**base, "kind": "draw", "count": max(state.challenge, 1)},
+            ]
+        if phase == "audit":
+            positions = [list(pos) for pos in audit_positions(state, player)]
+            return [{**base, "kind": "audit", "positions": positions}]
+        return []
+
+    def outcome(self, state: MacauaState) -> Outcome | None:
+        if state.phase != "over":
+            return None
+        details: dict[str, Any] = {"result": state.result, "turns": state.turns}
+        if state.audit is not None:
+            details["audit"] = dict(state.audit)
+        if state.result == "won" and state.winner is not None:
+            scores = {p: (1.0 if p == state.winner else 0.0) for p in state.seats}
+            outcome = Outcome.from_scores(scores, lower_is_better=False)
+        elif state.result == "aborted" and state.stalled is not None:
+            details["stalled"] = state.stalled
+            scores = {p: (-1.0 if p == state.stalled else 0.0) for p in state.seats}
+            outcome = Outcome.from_scores(scores, lower_is_better=False)
+        else:  # turn limit, or void: a deck that is no permutation of its cards
+            outcome = Outcome(scores=dict.fromkeys(state.seats, 0.0), ranking=[sorted(state.seats)])
+        return Outcome(outcome.scores, outcome.ranking, details)
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise _reject(ErrorCode.BAD_REQUEST, "expected a list")
+    return value
+
+
+def _layout(state: MacauaState) -> DealLayout:
+    return standard_deal(len(state.seats), DECK_SIZE, state.config.hand_size)
+
+
+_POINTS: dict[str, Point] = {c: card_point(c) for c in MACAUA_CARDS}
+
+
+def _card_points() -> dict[str, Point]:
+    return _POINTS
+
+
+def _points_from_json(data: Any, n: int, what: str) -> tuple[Point, ...]:
+    if not isinstance(data, list) or len(data) != n:
+        raise _reject(ErrorCode.BAD_REQUEST, f"{what}: expected a list of {n} points")
+    return tuple(Point.from_hex(x) for x in data)
+
+
+def _proofs_from_json(data: Any, n: int, what: str) -> tuple[DleqProof, ...]:
+    if not isinstance(data, list) or len(data) != n:
+        raise _reject(ErrorCode.BAD_REQUEST, f"{what}: expected a list of {n} proofs")
+    return tuple(DleqProof.from_json(x) for x in data)
+
+
+def _pending_from_move(player: str, move: Mapping[str, Any], n: int) -> PendingShuffle:
+    cards = deck_from_json(move.get("cards"))
+    if len(cards) != n:
+        raise _reject(ErrorCode.BAD_REQUEST, f"move.cards: the deck has {n} cards")
+    digest = move.get("digest")
+    if not isinstance(digest, str) or len(digest) != 128:
+        raise _reject(ErrorCode.BAD_REQUEST, "move.digest: 128 hex digits")
+    try:
+        raw = bytes.fromhex(digest)
+    except ValueError:
+        raise _reject(ErrorCode.BAD_REQUEST, "move.digest: not hex") from None
+    return PendingShuffle(
+        player=player,
+        cards=cards,
+        keyed=_points_from_json(move.get("keyed"), n, "move.keyed"),
+        key_proofs=_proofs_from_json(move.get("key_proofs"), n, "move.key_proofs"),
+        digest=raw,
+        rounds=_int(move.get("rounds"), "move.rounds"),
+        openings=tuple(ShuffleOpening.from_json(o, n) for o in _list(move.get("openings"))),
+    )
+
+
+def audit_positions(state: MacauaState, player: str) -> list[Pos]:
+    """The positions that still carry ``player``'s key (at most the 54 live cards): its own
+    hand and the fresh pile. Every other key it had was published when it was needed."""
+    return [
+        (d, i)
+        for d, deck in enumerate(state.decks)
+        for i, masking in enumerate(deck.masking)
+        if player in masking
+    ]
+
+
+def audit_decks(state: MacauaState) -> dict[str, Any]:
+    """Open every position of every deck with every published key; check each deck holds
+    exactly the cards it was made of (a shuffle that is no permutation shows here)."""
+    reports: list[dict[str, Any]] = []
+    ok = True
+    for d, deck in enumerate(state.decks):
+        found: list[str | None] = []
+        for i, card in enumerate(deck.masked):
+            current = card
+            try:
+                for player in sorted(deck.masking[i] if deck.masking else ()):
+                    key = Scalar.from_hex(state.audit_keys[player][(d, i)])
+                    current = partial_unmask(current, key)
+            except (MentalPokerError, KeyError):
+                found.append(None)
+                continue
+            found.append(decode_card(current.msg) if current.is_open else None)
+        want = Counter(deck.cards)
+        got = Counter(c for c in found if c is not None)
+        missing = sorted((want - got).elements())
+        extra = sorted((got - want).elements())
+        unreadable = sum(1 for c in found if c is None)
+        deck_ok = not missing and not extra and unreadable == 0
+        ok = ok and deck_ok
+        reports.append(
+            {
+                "deck": d,
+                "ok": deck_ok,
+                "missing": missing,
+                "extra": extra,
+                "unreadable": unreadable,
+            }
+        )
+    return {"ok": ok, "decks": reports}
