@@ -11,7 +11,7 @@ import pytest
 from cardroom_gateway import Gateway, GatewaySettings
 from cardroom_runtime.host import Runtime
 from cardroom_wire import Subjects
-from seed_client import SeedClient
+from seed_client import ConnectionClosed, SeedClient
 
 
 def _gateway(**settings: Any) -> Gateway:
@@ -78,3 +78,46 @@ async def test_a_taken_port_turns_the_tcp_edge_off_but_not_the_process(
             assert "the take5 TCP edge is OFF" in caplog.text
         finally:
             await gateway.stop()
+
+
+async def test_one_connection_too_many_is_refused_and_closed() -> None:
+    gateway = _gateway(port=0, players=4, max_connections=2)
+    await gateway.start()
+    assert gateway.port is not None
+    held = [await SeedClient.connect("127.0.0.1", gateway.port) for _ in range(2)]
+    try:
+        for client in held:  # both are served
+            await client.send({"type": "choose_response", "data": "A"})
+            assert (await client.recv(5))["data"]["code"] == "not_registered"
+        extra = await SeedClient.connect("127.0.0.1", gateway.port)
+        assert (await extra.recv(5))["data"]["code"] == "too_many_connections"
+        with pytest.raises(ConnectionClosed):
+            await extra.recv(5)
+        # the ones it holds are untouched
+        await held[0].send({"type": "register_request", "data": None})
+        await held[0].send({"type": "register_request", "data": None})
+        assert (await held[0].recv(5))["data"]["code"] == "out_of_order"
+    finally:
+        for client in held:
+            client.abort()
+        await gateway.stop()
+
+
+async def test_a_connection_that_never_registers_is_closed() -> None:
+    gateway = _gateway(port=0, players=2, register_timeout=0.3)
+    await gateway.start()
+    assert gateway.port is not None
+    try:
+        idle = await SeedClient.connect("127.0.0.1", gateway.port)
+        assert (await idle.recv(5))["data"]["code"] == "register_timeout"
+        with pytest.raises(ConnectionClosed):
+            await idle.recv(5)
+        # a registered connection is not subject to it
+        waiting = await SeedClient.connect("127.0.0.1", gateway.port)
+        await waiting.send({"type": "register_request", "data": None})
+        await waiting.send({"type": "register_request", "data": None})
+        assert (await waiting.recv(5))["data"]["code"] == "out_of_order"
+        assert [c.registered for c in gateway.waiting] == [True]
+        waiting.abort()
+    finally:
+        await gateway.stop()

@@ -64,6 +64,10 @@ class LineErrorCode(StrEnum):
     """cardroom did not take the response in time; send it again."""
     TABLE_FAILED = "table_failed"
     """The table could not be set up; the connection is closed."""
+    TOO_MANY_CONNECTIONS = "too_many_connections"
+    """The gateway holds its maximum of connections; this one is closed at once."""
+    REGISTER_TIMEOUT = "register_timeout"
+    """No ``register_request`` within the registration timeout; the connection is closed."""
 
 
 class LineError(Exception):

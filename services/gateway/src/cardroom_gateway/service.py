@@ -292,6 +292,16 @@ class Gateway(Service):
     # -- one connection -------------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = Connection(reader, writer, self.settings.write_timeout)
+        if len(self.connections) >= self.settings.max_connections:
+            # hostile or not, a flood of connections must not exhaust the service
+            await conn.send_quietly(
+                error_line(
+                    LineErrorCode.TOO_MANY_CONNECTIONS,
+                    f"the gateway holds {self.settings.max_connections} connections already",
+                )
+            )
+            await conn.close()
+            return
         self.connections.add(conn)
         task = asyncio.current_task()
         if task is not None:
@@ -305,9 +315,22 @@ class Gateway(Service):
             await self._lost(conn)
 
     async def _read(self, conn: Connection) -> None:
+        registering = asyncio.get_running_loop().time() + self.settings.register_timeout
         while not conn.closed.is_set():
             try:
-                raw = await conn.reader.readline()
+                if conn.registered:
+                    raw = await conn.reader.readline()
+                else:  # a connection that never registers must not hold a socket for ever
+                    async with asyncio.timeout_at(registering):
+                        raw = await conn.reader.readline()
+            except TimeoutError:
+                await conn.send_quietly(
+                    error_line(
+                        LineErrorCode.REGISTER_TIMEOUT,
+                        f"send register_request within {self.settings.register_timeout:g} s",
+                    )
+                )
+                return
             except ValueError:  # longer than the limit: the stream dropped what it held
                 await self._refuse(
                     conn,

@@ -16,6 +16,10 @@
     The longest line a client may send (default 64 KiB; a longer one is refused), and how
     long a line may wait for a client that does not read before that client is dropped
     (default 30 s; its seat goes to the house).
+``CARDROOM_GATEWAY_MAX_CONNECTIONS`` / ``CARDROOM_GATEWAY_REGISTER_TIMEOUT``
+    At most this many connections at once (default 1000; one more is told
+    ``too_many_connections`` and closed), and the seconds a connection has to send
+    ``register_request`` before it is told ``register_timeout`` and closed (default 60).
 ``CARDROOM_GATEWAY_CONFIG``
     A JSON object of take5 options for every table (``turn_count``, ``stack_size``,
     ``win_score``, ``deck_size``, ``bull_range``, ``bulls``); default: the seed's defaults.
@@ -53,8 +57,10 @@ class GatewaySettings(BaseModel):
     game: dict[str, Any] = Field(default_factory=dict, description="take5 options")
     line_limit: int = Field(64 * 1024, ge=1024, le=16 * 1024 * 1024)
     write_timeout: float = Field(30.0, gt=0, le=86_400)
+    max_connections: int = Field(1000, ge=1, le=1_000_000)
+    register_timeout: float = Field(60.0, gt=0, le=86_400)
 
-    @field_validator("turn_timeout", "ack_timeout", "write_timeout")
+    @field_validator("turn_timeout", "ack_timeout", "write_timeout", "register_timeout")
     @classmethod
     def _finite(cls, value: float) -> float:
         if not math.isfinite(value):
@@ -91,7 +97,7 @@ class GatewaySettings(BaseModel):
         env = os.environ if environ is None else environ
         raw: dict[str, Any] = {}
         fields = ("host", "port", "players", "turn_timeout", "ack_timeout", "line_limit")
-        for field in (*fields, "write_timeout"):
+        for field in (*fields, "write_timeout", "max_connections", "register_timeout"):
             value = env.get(ENV_PREFIX + field.upper(), "").strip()
             if value:
                 raw[field] = value
