@@ -15,6 +15,12 @@ nak'ed with a delay so it comes back after the missing one. Acks go out after th
 crash between the two redelivers events that are then recognised as duplicates. Batch
 transactions take one advisory lock, so two analytics processes never interleave.
 
+**Stream order.** Ratings depend on the order in which results are applied (each game's
+update starts from the ratings the previous games left). The consumer allows one batch in
+flight (``max_ack_pending`` = the batch size), so even after a crash the unacknowledged batch
+comes back before anything newer: the live tables are the fold of the stream in order, which
+is what ``cardroom rebuild`` computes, to the last bit of every float.
+
 **Queries** (request/reply, ``{"ok": true, ...}`` or ``{"ok": false, "error": ...}``) on
 ``<root>.analytics.<verb>``: ``stats``, ``leaderboard``, ``game``, ``games``, ``player``
 (see :mod:`cardroom_analytics.queries`).
@@ -105,7 +111,9 @@ class Analytics(Service):
                 ack_policy=AckPolicy.EXPLICIT,
                 ack_wait=float(os.environ.get(ENV_ACK_WAIT, "") or ACK_WAIT),
                 max_deliver=-1,
-                max_ack_pending=4 * self.batch,
+                # one batch in flight: after a crash the dead process's batch is redelivered
+                # before anything newer, so events are applied in stream order (module docs)
+                max_ack_pending=self.batch,
             ),
         )
         self._task = asyncio.create_task(self._run(sub), name="analytics")
