@@ -110,6 +110,9 @@ async def test_two_trackers_of_one_name_serialize(projected: EventStore) -> None
                         "WHERE datname = current_database() AND wait_event_type = 'Lock'"
                     )
                 )
+                # pg_stat_activity is a snapshot taken once per transaction: end it, or
+                # every later poll sees the first one's picture
+                await conn.rollback()
                 if waiting:
                     break
                 assert time.monotonic() < deadline, "second tracker never blocked"
