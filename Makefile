@@ -57,8 +57,14 @@ lint: install ## ruff, mypy (strict) on libs/, import contracts, the compose fil
 docs: install ## Write docs/asyncapi.json, the AsyncAPI document of every subject
 	$(UV_RUN) cardroom docs --out docs/asyncapi.json
 
+# Each benchmark exits non-zero only when it crashes (a missed target is reported, not
+# raised); sizes come from BENCH_* variables (bench/README.md).
+BENCH_SCRIPTS := bench_pipeline bench_throughput bench_replay bench_engine bench_memory bench_macaua
 bench: install ## Benchmarks, each figure beside its floor or peer from the same run
-	$(UV_RUN) python bench/bench_pipeline.py
+	@for b in $(BENCH_SCRIPTS); do \
+		echo "== $$b"; \
+		$(UV_RUN) python bench/$$b.py || exit 1; \
+	done
 
 # The chaos test at a bigger size than CI's (100 games, 2 kills of each service); override
 # with e.g. `make chaos CHAOS_GAMES=5000 CHAOS_KILLS=20`.

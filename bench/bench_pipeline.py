@@ -1,46 +1,42 @@
-"""Pipeline benchmark: latency and throughput of the whole service chain, beside their floor.
+"""Pipeline benchmark: the latency of the whole service chain, beside its floor.
 
 - floor: one asyncpg transaction (an insert) plus one NATS request/reply, measured here;
 - latency: from a command sent to all of its notifications delivered to every addressee
-  (one game at a time, so nothing queues);
-- throughput: events appended per second while many bot games play at once.
+  (one game at a time, so nothing queues), p50 and p99. Target: p50 at most 3x the floor.
 
-Run with ``make bench`` (or ``uv run python bench/bench_pipeline.py --games 200``). It finds
-or starts PostgreSQL and NATS like the tests do, in a database and subject root of its own.
-Results are printed and written as JSON to bench/results/.
+The services run as separate OS processes, as deployed. Throughput under many concurrent
+games is bench_throughput.py.
+
+Run alone: ``uv run --frozen python bench/bench_pipeline.py`` (env BENCH_LATENCY_GAMES,
+BENCH_FLOOR). It finds or starts PostgreSQL and NATS like the tests do, in a database and
+subject root of its own. Results are printed and written as JSON to bench/results/.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-import secrets
 import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # the high-card test game
-
-import asyncpg  # noqa: E402
-import nats  # noqa: E402
-from cardroom_bots import play_table  # noqa: E402
-from cardroom_client import Client  # noqa: E402
-from cardroom_runtime import migrate  # noqa: E402
-from cardroom_runtime.discovery import discover  # noqa: E402
-from cardroom_runtime.games import load_games  # noqa: E402
-from cardroom_runtime.postgres import asyncpg_dsn, create_database, drop_database  # noqa: E402
-from cardroom_wire import Notification  # noqa: E402
-from support.stack import ServiceProcess  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+import asyncpg
+import nats
+from cardroom_client import Client
+from cardroom_runtime.games import load_games
+from cardroom_runtime.postgres import asyncpg_dsn
+from cardroom_wire import Notification
+from common import (
+    Report,
+    env_int,
+    fresh_database,
+    pct,
+    pipeline,
+    servers,
+    start_watchdog,
+    unique_name,
+    verdict,
+)
 
 
 async def floor(database_url: str, nats_url: str, root: str, n: int) -> list[float]:
@@ -116,111 +112,46 @@ async def latency(nats_url: str, root: str, games: int) -> list[float]:
     return samples
 
 
-async def throughput(
-    nats_url: str, root: str, store_url: str, games: int
-) -> tuple[float, int, float]:
-    conn = await asyncpg.connect(asyncpg_dsn(store_url))
-    before = await conn.fetchval("SELECT count(*) FROM events")
-    t0 = time.perf_counter()
-    await asyncio.gather(
-        *(
-            play_table(
-                nats_url,
-                "highcard",
-                [f"tp{i}a", f"tp{i}b"],
-                subject_root=root,
-                config={"rounds": 3},
-                timeout=600,
-            )
-            for i in range(games)
-        )
-    )
-    elapsed = time.perf_counter() - t0
-    after = await conn.fetchval("SELECT count(*) FROM events")
-    await conn.close()
-    return (after - before) / elapsed, after - before, elapsed
-
-
-async def _watchdog(seconds: float) -> None:
-    """Print what every task waits on if the run takes far too long (diagnosis only)."""
-    await asyncio.sleep(seconds)
-    print(f"still running after {seconds:.0f} s; pending tasks:", file=sys.stderr)
-    for task in asyncio.all_tasks():
-        task.print_stack(limit=4, file=sys.stderr)
-
-
 async def main() -> None:
-    asyncio.get_running_loop().create_task(
-        _watchdog(float(os.environ.get("BENCH_WATCHDOG", "600")))
-    )
+    start_watchdog()
     parser = argparse.ArgumentParser()
-    parser.add_argument("--games", type=int, default=200, help="concurrent bot games")
-    parser.add_argument("--latency-games", type=int, default=10)
-    parser.add_argument("--floor", type=int, default=300)
+    parser.add_argument("--latency-games", type=int, default=env_int("BENCH_LATENCY_GAMES", 10))
+    parser.add_argument("--floor", type=int, default=env_int("BENCH_FLOOR", 300))
     args = parser.parse_args()
 
+    report = Report("pipeline")
     load_games("support.highcard:GAME")
-    services = await discover()
-    root = "bench" + secrets.token_hex(3)
-    name = f"{root}_db"
-    database_url = await create_database(services.database_admin_url, name)
-    try:
-        await migrate.upgrade_async(database_url)
-        # the pipeline's services as separate processes, as deployed (2 cores to share)
-        env = {
-            **os.environ,
-            "CARDROOM_DATABASE_URL": database_url,
-            "CARDROOM_NATS_URL": services.nats_url,
-            "CARDROOM_SUBJECT_ROOT": root,
-            "CARDROOM_GAMES": "support.highcard:GAME",
-            "PYTHONPATH": str(ROOT / "tests"),
-        }
-        procs = [ServiceProcess(n, env) for n in ("gamemaster", "relay", "projector", "acktracker")]
-        await asyncio.gather(*(p.start() for p in procs))
-        try:
-            fl = await floor(database_url, services.nats_url, root, args.floor)
+    root = unique_name("bench")
+    async with servers() as services, fresh_database(services, "bench_pipeline") as (_, url):
+        async with pipeline(services, url, root):
+            fl = await floor(url, services.nats_url, root, args.floor)
             lat = await latency(services.nats_url, root, args.latency_games)
-            tps, events, elapsed = await throughput(
-                services.nats_url, root, database_url, args.games
-            )
-        finally:
-            for p in procs:
-                p.stop()
-    finally:
-        await drop_database(services.database_admin_url, name)
-        await services.aclose()
+        where = services.describe()
 
     floor_p50, floor_p99 = statistics.median(fl) * 1e3, pct(fl, 0.99) * 1e3
     lat_p50, lat_p99 = statistics.median(lat) * 1e3, pct(lat, 0.99) * 1e3
-    floor_rate = 1 / statistics.median(fl)
-    result = {
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "where": services.describe(),
-        "floor_ms": {"p50": floor_p50, "p99": floor_p99, "n": len(fl)},
-        "latency_ms": {"p50": lat_p50, "p99": lat_p99, "n": len(lat)},
-        "latency_over_floor_p50": lat_p50 / floor_p50,
-        "throughput": {
-            "games": args.games,
-            "events": events,
-            "seconds": elapsed,
-            "events_per_second": tps,
-            "floor_transactions_per_second_serial": floor_rate,
-        },
-    }
-    print(f"floor (asyncpg tx + NATS req/reply): p50 {floor_p50:.2f} ms  p99 {floor_p99:.2f} ms")
-    print(
+    ratio = lat_p50 / floor_p50
+    report.data.update(
+        {
+            "where": where,
+            "floor_ms": {"p50": floor_p50, "p99": floor_p99, "n": len(fl)},
+            "latency_ms": {"p50": lat_p50, "p99": lat_p99, "n": len(lat)},
+            "latency_over_floor_p50": ratio,
+            "target": {
+                "latency_over_floor_p50_at_most": 3.0,
+                "verdict": verdict(ratio, 3.0, at_most=True),
+            },
+        }
+    )
+    report.line(
+        f"floor (asyncpg tx + NATS req/reply): p50 {floor_p50:.2f} ms  p99 {floor_p99:.2f} ms"
+    )
+    report.line(
         f"command -> all notifications:       p50 {lat_p50:.2f} ms  p99 {lat_p99:.2f} ms"
-        f"  ({lat_p50 / floor_p50:.1f}x floor at p50; {len(lat)} commands)"
+        f"  ({ratio:.1f}x floor at p50; {len(lat)} commands)"
     )
-    print(
-        f"throughput, {args.games} concurrent bot games: {tps:.0f} events/s "
-        f"({events} events in {elapsed:.1f} s); floor serial rate {floor_rate:.0f} tx/s"
-    )
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"pipeline-{result['when']}.json"
-    path.write_text(json.dumps(result, indent=2))
-    print(f"wrote {path.relative_to(ROOT)}")
+    report.line(f"target latency p50 <= 3x floor: {verdict(ratio, 3.0, at_most=True)}")
+    report.write()
 
 
 if __name__ == "__main__":

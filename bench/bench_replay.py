@@ -1,0 +1,201 @@
+"""Replay benchmark: events per second to rebuild the projector's read models from a stored
+log, beside a raw scan of the events table measured in the same run.
+
+The log: BENCH_REPLAY_GAMES whole games (default 100) of each real game type, played in
+memory with random legal moves (gamesim.py), appended through ``EventStore.append_many``
+into a fresh database (one ``Append`` per game with every event's addressees and the
+gamemaster's metadata, 20 games per transaction). Macaua, whose games are long and slow
+to play, gets BENCH_REPLAY_MACAUA_GAMES (default 2); a game that does not play is skipped
+with its reason. Each game's projector checkpoint is then set to its last version, as if the
+projector had projected everything.
+
+- rebuild: ``cardroom rebuild projector``'s code path,
+  ``cardroom.analytics_cli.rebuild_projector(store, repair=True)`` over every game: per game,
+  one transaction that reads the live rows, deletes them, reads the game's events, runs
+  ``cardroom_projector.project_events``, writes notifications, views and the table row, reads
+  them back and compares. Pass 1 starts from empty read models (the headline figure); pass 2
+  rebuilds again over the rows of pass 1 (the operator's verify case, rows equal).
+- floor (the raw scan): ``SELECT * FROM events ORDER BY position`` with asyncpg, every row
+  fetched; the median of 2 scans before and 2 after the rebuilds.
+- the split of the rebuild (a profile in figures): reading every game's events through
+  ``EventStore.read_stream`` + ``event_payload`` alone, and ``project_events`` alone, in
+  memory, per game type. BENCH_REPLAY_PROFILE=1 also prints cProfile's top functions of pass 1.
+
+Target: rebuild at least 0.3x the raw scan (reported PASS/MISS, not asserted).
+Run alone: ``BENCH_REPLAY_GAMES=10 BENCH_REPLAY_MACAUA_GAMES=0 uv run --frozen python
+bench/bench_replay.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import io
+import os
+import pstats
+import statistics
+import time
+from collections import defaultdict
+from typing import Any
+
+import asyncpg
+from cardroom_eventstore import Append, EventStore, NewEvent
+from cardroom_projector import project_events
+from cardroom_projector.service import checkpoint_name
+from cardroom_relay import event_payload
+from cardroom_runtime.postgres import asyncpg_dsn
+from common import Report, env_int, fresh_database, servers, start_watchdog, verdict
+from gamesim import Played, load_real_games, play_timed, seats_for, try_game
+
+from cardroom.analytics_cli import rebuild_projector
+
+TARGET_OVER_SCAN = 0.3
+
+
+def make_log(report: Report, per_type: int, macaua: int, players: int) -> list[Played]:
+    games: list[Played] = []
+    for name in load_real_games():
+        n = macaua if name == "macaua" else per_type
+        if n <= 0:
+            report.line(f"  {name}: not in the log (0 games asked)")
+            continue
+        game, why = try_game(name, players)
+        if game is None:
+            report.line(f"  {name}: skipped: {why}")
+            continue
+        seats = seats_for(game, players)
+        for i in range(n):
+            games.append(play_timed(game, seats, seed=i + 1, game_id=f"{name}-{i}"))
+    return games
+
+
+async def append_log(store: EventStore, games: list[Played]) -> int:
+    appends = []
+    for p in games:
+        events = [
+            NewEvent(e["type"], {k: v for k, v in e.items() if k != "type"}, meta, addressees)
+            for decision in p.decisions
+            for e, meta, addressees in decision
+        ]
+        appends.append(Append(p.game_id, p.game_type, 0, events))
+    for i in range(0, len(appends), 20):
+        for result in await store.append_many(appends[i : i + 20]):
+            if isinstance(result, Exception):
+                raise result
+    for a in appends:
+        async with store.tracking(checkpoint_name(a.stream_id)) as tracking:
+            await tracking.advance(a.last_version)
+    return sum(len(a.events) for a in appends)
+
+
+async def scan(url: str) -> tuple[float, int]:
+    conn = await asyncpg.connect(asyncpg_dsn(url))
+    try:
+        t0 = time.perf_counter()
+        rows = await conn.fetch("SELECT * FROM events ORDER BY position")
+        return time.perf_counter() - t0, len(rows)
+    finally:
+        await conn.close()
+
+
+async def split(store: EventStore, games: list[Played]) -> dict[str, Any]:
+    """Where a rebuild's time goes: reading the streams, and projecting them in memory."""
+    t0 = time.perf_counter()
+    payloads: dict[str, list[dict[str, Any]]] = {}
+    for p in games:
+        payloads[p.game_id] = [event_payload(e) for e in await store.read_stream(p.game_id)]
+    read_s = time.perf_counter() - t0
+    per_type: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    for records in payloads.values():
+        t0 = time.perf_counter()
+        project_events(None, records)
+        acc = per_type[records[0]["game_type"]]
+        acc[0] += time.perf_counter() - t0
+        acc[1] += len(records)
+    return {
+        "read_streams_seconds": read_s,
+        "project_seconds": sum(v[0] for v in per_type.values()),
+        "project_per_type": {
+            t: {"seconds": s, "events": int(n), "events_per_second": n / s}
+            for t, (s, n) in sorted(per_type.items())
+        },
+    }
+
+
+async def main() -> None:
+    start_watchdog()
+    per_type = env_int("BENCH_REPLAY_GAMES", 100)
+    macaua = env_int("BENCH_REPLAY_MACAUA_GAMES", 2)
+    players = env_int("BENCH_REPLAY_PLAYERS", 2)
+    profile = os.environ.get("BENCH_REPLAY_PROFILE", "") not in ("", "0")
+    report = Report("replay")
+    report.line(f"replay: making the log ({per_type} games per type, macaua {macaua}) ...")
+    games = await asyncio.to_thread(make_log, report, per_type, macaua, players)
+    async with servers() as services, fresh_database(services, "bench_replay") as (_, url):
+        store = await EventStore.connect(url)
+        try:
+            events = await append_log(store, games)
+            scans = [await scan(url) for _ in range(2)]
+            profiler = cProfile.Profile() if profile else None
+            if profiler is not None:
+                profiler.enable()
+            first = await rebuild_projector(store, repair=True)
+            if profiler is not None:
+                profiler.disable()
+            second = await rebuild_projector(store)
+            scans += [await scan(url) for _ in range(2)]
+            parts = await split(store, games)
+        finally:
+            await store.close()
+    if any(n != events for _, n in scans):
+        raise RuntimeError(f"the scan read {scans}, {events} events were appended")
+    if second.differences:
+        raise RuntimeError(f"rebuild differs from itself: {second.differences[:5]}")
+    scan_s = statistics.median(s for s, _ in scans)
+    scan_rate = events / scan_s
+    rate1, rate2 = events / first.seconds, events / second.seconds
+    ratio = rate1 / scan_rate
+    v = verdict(ratio, TARGET_OVER_SCAN)
+    types = sorted({p.game_type for p in games})
+    report.line(f"  log: {events} events of {len(games)} games ({', '.join(types)})")
+    report.line(
+        f"  rebuild (empty read models): {rate1:9.0f} events/s ({first.seconds:.2f} s, "
+        f"{first.rows} rows)"
+    )
+    report.line(f"  rebuild (verify over live):  {rate2:9.0f} events/s ({second.seconds:.2f} s)")
+    report.line(f"  floor, raw scan:             {scan_rate:9.0f} events/s ({scan_s:.3f} s)")
+    report.line(f"  rebuild/scan {ratio:.3f}x (target >= {TARGET_OVER_SCAN}x: {v})")
+    rest = first.seconds - parts["read_streams_seconds"] - parts["project_seconds"]
+    report.line(
+        f"  split of pass 1: read_stream {parts['read_streams_seconds']:.2f} s, "
+        f"project_events {parts['project_seconds']:.2f} s, "
+        f"writes + read-back + compare {rest:.2f} s"
+    )
+    for t, d in parts["project_per_type"].items():
+        report.line(f"    project_events {t:9s} {d['events_per_second']:9.0f} events/s")
+    report.data.update(
+        {
+            "games": len(games),
+            "game_types": types,
+            "events": events,
+            "rebuild_empty": {
+                "seconds": first.seconds,
+                "events_per_second": rate1,
+                "rows": first.rows,
+            },
+            "rebuild_verify": {"seconds": second.seconds, "events_per_second": rate2},
+            "scan": {"seconds": [s for s, _ in scans], "events_per_second": scan_rate},
+            "rebuild_over_scan": ratio,
+            "split": parts,
+            "target": {"rebuild_over_scan_at_least": TARGET_OVER_SCAN, "verdict": v},
+        }
+    )
+    if profiler is not None:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(20)
+        report.line(out.getvalue())
+    report.write()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,389 @@
+"""Throughput benchmark: sustained transitions (events appended) per second while many bot
+games play at once through the whole pipeline, beside a peer and a limit on the same
+PostgreSQL, writing the very same events.
+
+- ours: BENCH_GAMES (default 200) concurrent bot games (two bots each, game BENCH_GAME,
+  default the test game ``highcard``) play through gamemaster, relay, projector and
+  acktracker, each a separate OS process, in a fresh database. Sustained rate: the events
+  between the 10th and the 90th percentile of their commit times (``recorded_at``), divided
+  by that span (the ramp-up and the tail of the last games are left out); the wall-clock rate
+  is reported too.
+- peer: the ``eventsourcing`` library (its POSTGRES persistence, ``Application`` with the
+  default ``PostgresApplicationRecorder``) in another fresh database: one aggregate per game
+  of ours, the same number of events per aggregate and the same event data (the first event
+  is the aggregate's ``Created``), each ``app.save()`` appending one single event in its own
+  transaction. Concurrency: BENCH_PEER_THREADS (default 16) threads, each owning a share of
+  the aggregates and advancing them round-robin, one event per save; the library's pool is
+  sized to the threads (``POSTGRES_POOL_SIZE``), no overflow.
+- limit: batched raw inserts of the same rows into an events-like table (same columns,
+  identity position, unique (stream, version)) with asyncpg: BENCH_LIMIT_BATCH rows (default
+  1000) per ``INSERT ... SELECT FROM unnest(...)``, one transaction per batch, one connection.
+
+Target: ours at least 2x the peer (reported PASS/MISS, not asserted).
+Run alone: ``BENCH_GAMES=10 uv run --frozen python bench/bench_throughput.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+from cardroom_bots import play_table
+from cardroom_runtime.discovery import Services
+from cardroom_runtime.postgres import asyncpg_dsn
+from common import (
+    Report,
+    cpu_seconds,
+    env_int,
+    fresh_database,
+    pipeline,
+    servers,
+    start_watchdog,
+    unique_name,
+    verdict,
+)
+from sqlalchemy.engine import make_url
+
+TARGET_OVER_PEER = 2.0
+
+
+@dataclass(frozen=True)
+class Row:
+    stream_id: str
+    stream_type: str
+    version: int
+    type: str
+    data: str  # JSON text
+    metadata: str
+    recorded_at: datetime
+
+
+@dataclass
+class Ours:
+    games: int
+    events: int
+    seconds: float
+    sustained: float
+    rows: list[Row]
+    cpu: dict[str, float]
+
+    @property
+    def wall_rate(self) -> float:
+        return self.events / self.seconds
+
+
+def sustained_rate(times: list[datetime], low: float = 0.1, high: float = 0.9) -> float:
+    """Events per second between two percentiles of the commit times."""
+    ordered = sorted(times)
+    if len(ordered) < 10:
+        span = (ordered[-1] - ordered[0]).total_seconds()
+        return len(ordered) / span if span > 0 else float("nan")
+    i, j = int(low * len(ordered)), int(high * len(ordered))
+    span = (ordered[j] - ordered[i]).total_seconds()
+    return (j - i) / span if span > 0 else float("nan")
+
+
+async def backend_cpu(conn: asyncpg.Connection, dbname: str) -> dict[int, float]:
+    """CPU seconds so far of every PostgreSQL backend connected to ``dbname`` (same host)."""
+    pids = await conn.fetch("SELECT pid FROM pg_stat_activity WHERE datname = $1", dbname)
+    return {r["pid"]: cpu_seconds(r["pid"]) for r in pids}
+
+
+async def ours(services: Services, games: int, game_type: str, config: dict[str, Any]) -> Ours:
+    root = unique_name("benchtp")
+    async with fresh_database(services, "bench_tp_ours") as (dbname, url):
+        watcher = await asyncpg.connect(asyncpg_dsn(services.database_admin_url))
+        try:
+            async with pipeline(services, url, root) as stack:
+                cpu0 = stack.cpu()
+                pg0 = await backend_cpu(watcher, dbname)
+                t0 = time.perf_counter()
+                await asyncio.gather(
+                    *(
+                        play_table(
+                            services.nats_url,
+                            game_type,
+                            [f"tp{i}a", f"tp{i}b"],
+                            subject_root=root,
+                            config=config,
+                            timeout=1800,
+                        )
+                        for i in range(games)
+                    )
+                )
+                elapsed = time.perf_counter() - t0
+                cpu = {k: v - cpu0[k] for k, v in stack.cpu().items()}
+                pg1 = await backend_cpu(watcher, dbname)
+        finally:
+            await watcher.close()
+        # backends that ended during the run are missed (the services keep their pools open)
+        cpu["postgres"] = sum(v - pg0.get(pid, 0.0) for pid, v in pg1.items() if v == v)
+        conn = await asyncpg.connect(asyncpg_dsn(url))
+        try:
+            records = await conn.fetch(
+                "SELECT stream_id, stream_type, version, type, data::text AS data,"
+                " metadata::text AS metadata, recorded_at FROM events ORDER BY position"
+            )
+        finally:
+            await conn.close()
+    rows = [Row(**dict(r)) for r in records]
+    rate = sustained_rate([r.recorded_at for r in rows])
+    return Ours(games, len(rows), elapsed, rate, rows, cpu)
+
+
+# -- the peer: the eventsourcing library ----------------------------------------------------------
+
+
+def peer(services: Services, dbname: str, rows: list[Row], threads: int) -> tuple[float, Any]:
+    """Append ``rows`` with eventsourcing, one event per save; returns the seconds it took and
+    the application (to close once its backends' CPU time is read)."""
+    from eventsourcing.application import Application
+    from eventsourcing.domain import Aggregate, event
+
+    class GameLog(Aggregate):
+        def __init__(self, kind: str, data: dict[str, Any]) -> None:
+            self.count = 1
+
+        @event("Happened")
+        def happened(self, kind: str, data: dict[str, Any]) -> None:
+            self.count += 1
+
+    url = make_url(services.database_admin_url)
+    app = Application(
+        env={
+            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "POSTGRES_DBNAME": dbname,
+            "POSTGRES_HOST": url.host or "127.0.0.1",
+            "POSTGRES_PORT": str(url.port or 5432),
+            "POSTGRES_USER": url.username or "postgres",
+            "POSTGRES_PASSWORD": url.password or "",
+            "POSTGRES_POOL_SIZE": str(threads),
+            "POSTGRES_MAX_OVERFLOW": "0",
+            "POSTGRES_MAX_WAITING": "0",
+        }
+    )
+    streams: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    for r in rows:
+        streams[r.stream_id].append((r.type, json.loads(r.data)))
+    games = list(streams.values())
+    shares = [games[i::threads] for i in range(threads)]
+    errors: list[BaseException] = []
+
+    def work(share: list[list[tuple[str, dict[str, Any]]]]) -> None:
+        try:
+            start.wait()
+            aggregates: list[GameLog | None] = [None] * len(share)
+            step = 0
+            while True:
+                moved = False
+                for i, events in enumerate(share):
+                    if step >= len(events):
+                        continue
+                    kind, data = events[step]
+                    agg = aggregates[i]
+                    if agg is None:
+                        agg = aggregates[i] = GameLog(kind, data)
+                    else:
+                        agg.happened(kind, data)
+                    app.save(agg)
+                    moved = True
+                if not moved:
+                    return
+                step += 1
+        except BaseException as exc:  # reported by the caller
+            errors.append(exc)
+
+    shares = [s for s in shares if s]
+    start = threading.Barrier(len(shares) + 1)
+    workers = [threading.Thread(target=work, args=(s,), daemon=True) for s in shares]
+    for w in workers:
+        w.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for w in workers:
+        w.join()
+    elapsed = time.perf_counter() - t0
+    if errors:
+        app.close()
+        raise errors[0]
+    return elapsed, app
+
+
+async def peer_count(services: Services, dbname: str) -> int:
+    url = make_url(services.database_admin_url).set(database=dbname)
+    conn = await asyncpg.connect(asyncpg_dsn(url.render_as_string(hide_password=False)))
+    try:
+        tables = await conn.fetch(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+        )
+        counts = {
+            t["table_name"]: await conn.fetchval(f'SELECT count(*) FROM "{t["table_name"]}"')
+            for t in tables
+        }
+    finally:
+        await conn.close()
+    return max(counts.values(), default=0)
+
+
+# -- the limit: batched raw inserts -------------------------------------------------------------
+
+LIMIT_TABLE = """
+CREATE TABLE limit_events (
+    position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    stream_id text NOT NULL,
+    stream_type text NOT NULL,
+    version integer NOT NULL,
+    event_id uuid NOT NULL UNIQUE,
+    type text NOT NULL,
+    data jsonb NOT NULL,
+    metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
+    recorded_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (stream_id, version)
+)
+"""
+
+LIMIT_INSERT = """
+INSERT INTO limit_events (stream_id, stream_type, version, event_id, type, data, metadata)
+SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[],
+                     $6::jsonb[], $7::jsonb[])
+"""
+
+
+async def limit(url: str, rows: list[Row], batch: int) -> float:
+    conn = await asyncpg.connect(asyncpg_dsn(url))
+    try:
+        await conn.execute(LIMIT_TABLE)
+        batches = [rows[i : i + batch] for i in range(0, len(rows), batch)]
+        args = [
+            (
+                [r.stream_id for r in b],
+                [r.stream_type for r in b],
+                [r.version for r in b],
+                [uuid.uuid4() for _ in b],
+                [r.type for r in b],
+                [r.data for r in b],
+                [r.metadata for r in b],
+            )
+            for b in batches
+        ]
+        t0 = time.perf_counter()
+        for a in args:
+            async with conn.transaction():
+                await conn.execute(LIMIT_INSERT, *a)
+        elapsed = time.perf_counter() - t0
+        stored = await conn.fetchval("SELECT count(*) FROM limit_events")
+        if stored != len(rows):
+            raise RuntimeError(f"limit: {stored} rows stored, {len(rows)} inserted")
+    finally:
+        await conn.close()
+    return elapsed
+
+
+async def main() -> None:
+    start_watchdog()
+    games = env_int("BENCH_GAMES", 200)
+    game_type = os.environ.get("BENCH_GAME", "highcard")
+    config = json.loads(os.environ.get("BENCH_GAME_CONFIG", '{"rounds": 3}'))
+    if game_type != "highcard" and "BENCH_GAME_CONFIG" not in os.environ:
+        config = {}
+    threads = env_int("BENCH_PEER_THREADS", 16)
+    batch = env_int("BENCH_LIMIT_BATCH", 1000)
+    report = Report("throughput")
+    from cardroom_runtime.games import load_games
+
+    load_games("support.highcard:GAME")
+    async with servers() as services:
+        report.line(f"throughput: {games} concurrent bot games of {game_type} {config} ...")
+        o = await ours(services, games, game_type, config)
+        report.line(
+            f"  ours:  {o.sustained:8.0f} events/s sustained (10-90% of commits); "
+            f"{o.wall_rate:.0f} events/s wall ({o.events} events in {o.seconds:.1f} s)"
+        )
+        per_k = {k: 1000 * v / o.events for k, v in o.cpu.items()}
+        report.line(
+            "  ours, CPU ms per event by process: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in per_k.items())
+            + f" (the machine's {os.cpu_count()} cores give {1000 * (os.cpu_count() or 1)}"
+            " CPU ms per second)"
+        )
+        async with fresh_database(services, "bench_tp_peer", migrate=False) as (name, url):
+            watcher = await asyncpg.connect(asyncpg_dsn(services.database_admin_url))
+            try:
+                own0, pg0 = cpu_seconds(), await backend_cpu(watcher, name)
+                peer_s, app = await asyncio.to_thread(peer, services, name, o.rows, threads)
+                own1, pg1 = cpu_seconds(), await backend_cpu(watcher, name)
+                app.close()
+            finally:
+                await watcher.close()
+            peer_cpu = own1 - own0 + sum(v - pg0.get(p, 0.0) for p, v in pg1.items() if v == v)
+            stored = await peer_count(services, name)
+            if stored < o.events:
+                raise RuntimeError(f"peer stored {stored} events, expected {o.events}")
+            limit_s = await limit(url, o.rows, batch)
+    peer_rate = o.events / peer_s
+    limit_rate = o.events / limit_s
+    over_peer = o.sustained / peer_rate
+    over_limit = o.sustained / limit_rate
+    ours_cpu = 1000 * sum(o.cpu.values()) / o.events
+    report.line(
+        f"  peer:  {peer_rate:8.0f} events/s (eventsourcing {threads} threads, one event per "
+        f"save, {o.events} events in {peer_s:.1f} s)"
+    )
+    report.line(
+        f"  CPU ms per event (processes + their postgres backends): ours {ours_cpu:.1f}, "
+        f"peer {1000 * peer_cpu / o.events:.1f}"
+    )
+    report.line(
+        f"  limit: {limit_rate:8.0f} events/s (asyncpg, {batch} rows per insert, {limit_s:.2f} s)"
+    )
+    v = verdict(over_peer, TARGET_OVER_PEER)
+    report.line(
+        f"  ours/peer {over_peer:.2f}x (target >= {TARGET_OVER_PEER:.0f}x: {v}); "
+        f"ours/limit {over_limit:.3f}x"
+    )
+    report.data.update(
+        {
+            "game_type": game_type,
+            "config": config,
+            "games": games,
+            "events": o.events,
+            "ours": {
+                "events_per_second_sustained": o.sustained,
+                "events_per_second_wall": o.wall_rate,
+                "seconds": o.seconds,
+                "cpu_seconds_by_process": o.cpu,
+            },
+            "peer": {
+                "library": "eventsourcing",
+                "how": "Application, POSTGRES persistence, one aggregate per game, one event "
+                "per save (own transaction), threads advancing their aggregates round-robin",
+                "threads": threads,
+                "events_per_second": peer_rate,
+                "seconds": peer_s,
+                "cpu_seconds": peer_cpu,
+            },
+            "limit": {
+                "how": "asyncpg INSERT ... SELECT FROM unnest, one transaction per batch",
+                "batch": batch,
+                "events_per_second": limit_rate,
+                "seconds": limit_s,
+            },
+            "ours_over_peer": over_peer,
+            "ours_over_limit": over_limit,
+            "target": {"ours_over_peer_at_least": TARGET_OVER_PEER, "verdict": v},
+        }
+    )
+    report.write()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
