@@ -187,3 +187,15 @@ def rigged_game(
         assert h.hand(p) == sorted(hand)
     assert h.game.discard == (top,)
     return h
+
+
+SHORT_PILE_HANDS: tuple[tuple[str, ...], ...] = (
+    ("BJ", "RJ", "KH", "KS", "KD", "KC", "QH", "QS"),
+    ("2C", "3C", "6C", "7C", "8C", "9C", "10C", "JC"),
+    ("2D", "3D", "6D", "7D", "8D", "9D", "10D", "JD"),
+    ("2H", "3H", "6H", "7H", "8H", "9H", "10H", "JH"),
+    ("2S", "3S", "6S", "7S", "8S", "9S", "10S", "JS"),
+    ("AC", "AD", "AH", "AS", "QC", "QD", "4C", "4D"),
+)
+"""Six hands of eight that leave five fresh cards (with ``5S`` turned up): the pile runs
+out at once, so play goes on with re-shuffled discards."""

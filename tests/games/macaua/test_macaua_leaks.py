@@ -11,7 +11,7 @@ import pytest
 from cardroom_engine import TableState
 from cardroom_games.macaua import HeuristicBot, RandomMacauaBot
 from macaua_leakmodel import LeakModel, all_keys, mentioned, truth
-from macaua_support import Harness, rigged_game
+from macaua_support import SHORT_PILE_HANDS, Harness, rigged_game
 
 
 def check_game(h: Harness) -> LeakModel:
@@ -55,14 +55,7 @@ def test_nobody_sees_a_hidden_card(players: int, seed: int, bot: str) -> None:
 
 def test_nobody_sees_a_hidden_card_across_reshuffles() -> None:
     """A deal whose fresh pile runs out at once: decks 1, 2, ... are re-shuffled discards."""
-    hands = [
-        ["BJ", "RJ", "KH", "KS", "KD", "KC", "QH", "QS"],
-        ["2C", "3C", "6C", "7C", "8C", "9C", "10C", "JC"],
-        ["2D", "3D", "6D", "7D", "8D", "9D", "10D", "JD"],
-        ["2H", "3H", "6H", "7H", "8H", "9H", "10H", "JH"],
-        ["2S", "3S", "6S", "7S", "8S", "9S", "10S", "JS"],
-        ["AC", "AD", "AH", "AS", "QC", "QD", "4C", "4D"],
-    ]
+    hands = [list(hand) for hand in SHORT_PILE_HANDS]
     h = rigged_game(hands, "5S", config={"hand_size": 8, "max_turns": 40})  # 5 fresh cards
     h.play("p0", ["BJ", "RJ"])
     h.draw("p1")  # 10: the fresh pile, then a re-shuffle

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from cardroom_games.macaua import check_play, legal_first, play_challenge
 from cardroom_wire import ErrorCode
-from macaua_support import Harness, rigged_game
+from macaua_support import SHORT_PILE_HANDS, Harness, rigged_game
 
 FRESH10 = ["4D", "4H", "4S", "4C", "5D", "5H", "5S", "6D", "6H", "6S"]
 
@@ -110,14 +110,7 @@ def test_win_on_an_empty_hand_then_the_audit() -> None:
 
 
 def test_reshuffle_of_the_discard_pile_mid_draw() -> None:
-    hands = [
-        ["BJ", "RJ", "KH", "KS", "KD", "KC", "QH", "QS"],
-        ["2C", "3C", "6C", "7C", "8C", "9C", "10C", "JC"],
-        ["2D", "3D", "6D", "7D", "8D", "9D", "10D", "JD"],
-        ["2H", "3H", "6H", "7H", "8H", "9H", "10H", "JH"],
-        ["2S", "3S", "6S", "7S", "8S", "9S", "10S", "JS"],
-        ["AC", "AD", "AH", "AS", "QC", "QD", "4C", "4D"],
-    ]
+    hands = [list(hand) for hand in SHORT_PILE_HANDS]
     fresh = ["4H", "4S", "5C", "5D", "5H"]
     h = rigged_game(hands, "5S", fresh, config={"hand_size": 8, "max_turns": 40})
     assert len(h.game.fresh) == 5
