@@ -52,6 +52,10 @@ def _guest_inbox(root: str, nonce: str) -> str:
 Handler = Callable[[Notification], Awaitable[None]]
 
 
+RETRY_LATER = frozenset({ErrorCode.AWAITING_ACKS, ErrorCode.CONFLICT, ErrorCode.UNAVAILABLE})
+"""Refusals that change nothing and may pass if the same command is sent again shortly."""
+
+
 class CardroomError(Exception):
     """The server refused a request. ``code`` is stable; ``message`` is for people."""
 
@@ -258,10 +262,34 @@ class Client:
         return int(reply["version"])
 
     async def send(
-        self, game: str, command: dict[str, Any], *, command_id: str | None = None
+        self,
+        game: str,
+        command: dict[str, Any],
+        *,
+        command_id: str | None = None,
+        retry_for: float = 0.0,
     ) -> int:
+        """Send one command (``{"type": ..., **fields}``); returns the game's new version.
+
+        With ``retry_for`` > 0, a refusal that only says "not now" (:data:`RETRY_LATER`: the
+        gate waits for someone's ack, a busy table, storage away) is sent again, with the
+        same command id so it applies at most once, backing off to 0.5 s, for at most that
+        many seconds; any other refusal is raised at once.
+        """
         fields = {k: v for k, v in command.items() if k not in ("type", "id")}
-        return await self.command(game, str(command["type"]), command_id=command_id, **fields)
+        kind = str(command["type"])
+        command_id = command_id or new_id("c")
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + retry_for
+        delay = 0.01
+        while True:
+            try:
+                return await self.command(game, kind, command_id=command_id, **fields)
+            except CardroomError as exc:
+                if exc.code not in RETRY_LATER or loop.time() >= give_up:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
     async def ack(self, game: str, version: int) -> None:
         """Acknowledge; retried while the ack tracker is unreachable."""

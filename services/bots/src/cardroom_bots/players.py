@@ -17,11 +17,11 @@ from typing import Any
 
 from cardroom_client import CardroomError, Client
 from cardroom_engine import Bot, RandomBot, registry
-from cardroom_wire import ErrorCode, Notification
+from cardroom_wire import Notification
 
 log = logging.getLogger("cardroom.bots")
 
-RETRY_LIMIT = 200
+RETRY_SECONDS = 100.0  # how long a move waits for the gate (another seat's ack) to open
 
 
 @dataclass
@@ -73,19 +73,11 @@ class BotPlayer:
         bot = self.bots[note.game]
         view = note.view or {}
         command = dict(bot.choose(view, note.actions, self.rng))
-        delay = 0.01
-        for _ in range(RETRY_LIMIT):
-            try:
-                await self.client.send(note.game, command)
-                self.commands += 1
-                return
-            except CardroomError as exc:
-                if exc.code not in (ErrorCode.AWAITING_ACKS, ErrorCode.UNAVAILABLE):
-                    log.debug("%s: %s refused: %s", self.player, command, exc)
-                    return
-            # the gate is closed for someone else's ack: try again shortly
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 0.5)
+        try:
+            await self.client.send(note.game, command, retry_for=RETRY_SECONDS)
+            self.commands += 1
+        except CardroomError as exc:
+            log.debug("%s: %s refused: %s", self.player, command, exc)
 
     async def close(self) -> None:
         for task in self._acting.values():

@@ -47,7 +47,6 @@ from .settings import GatewaySettings
 log = logging.getLogger("cardroom.gateway")
 
 GAME_TYPE = "take5"
-RETRY_CODES = frozenset({ErrorCode.AWAITING_ACKS, ErrorCode.UNAVAILABLE, ErrorCode.CONFLICT})
 STALE_CODES = frozenset({ErrorCode.NOT_YOUR_TURN, "already_played", ErrorCode.GAME_FINISHED})
 
 _numbers = itertools.count(1)
@@ -154,30 +153,21 @@ class Seat:
         game = self.game
         assert game is not None
         command = {"type": incoming.type, "data": incoming.data}
-        command_id = "gw" + secrets.token_hex(8)  # the same id on every retry: applied once
-        delay = 0.02
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + self.gateway.settings.turn_timeout + 10
-        while True:
-            try:
-                await self.client.send(game, command, command_id=command_id)
-            except CardroomError as exc:
-                if self.pending is not request:
-                    # the house has played for this seat meanwhile (the turn timeout)
-                    await self.refuse(LineErrorCode.OUT_OF_ORDER, "too late: the house played")
-                    return
-                if exc.code in RETRY_CODES and loop.time() < give_up:
-                    # the gate waits for another seat's ack (or cardroom is busy): retry
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 0.5)
-                    continue
-                if exc.code in STALE_CODES and self.pending is request:
-                    self.pending = None  # the server says this request is over
-                await self.refuse(*_line_error(exc))
+        try:
+            # "not now" refusals (another seat's ack, a busy table) are retried by the SDK
+            # with one command id, so the answer is applied at most once
+            await self.client.send(game, command, retry_for=self.gateway.settings.turn_timeout + 10)
+        except CardroomError as exc:
+            if self.pending is not request:
+                # the house has played for this seat meanwhile (the turn timeout)
+                await self.refuse(LineErrorCode.OUT_OF_ORDER, "too late: the house played")
                 return
-            if self.pending is request:
-                self.pending = None
+            if exc.code in STALE_CODES:
+                self.pending = None  # the server says this request is over
+            await self.refuse(*_line_error(exc))
             return
+        if self.pending is request:
+            self.pending = None
 
     async def refuse(self, code: LineErrorCode, message: str) -> None:
         """An error line, then the open request again (if one is open), together."""
