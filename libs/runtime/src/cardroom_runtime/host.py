@@ -12,11 +12,12 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cardroom_eventstore import EventStore
+from cardroom_eventstore.readmodels import StoredNotification
 from cardroom_wire import (
     ErrorCode,
     InvalidId,
@@ -65,6 +66,17 @@ class Service:
     @property
     def store(self) -> EventStore:
         return self.rt.store
+
+    async def publish_notifications(self, notes: Iterable[StoredNotification]) -> int:
+        """Publish stored notifications on their players' subjects; returns how many."""
+        sent = 0
+        for note in notes:
+            await self.rt.broker.publish(
+                json.dumps(note.payload, separators=(",", ":")).encode(),
+                self.subjects.player(note.player_id, note.game_id),
+            )
+            sent += 1
+        return sent
 
     def register(self) -> None:
         """Add this service's subscribers to the broker (before it starts)."""

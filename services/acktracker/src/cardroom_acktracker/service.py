@@ -137,12 +137,7 @@ class AckTracker(Service):
         sent = 0
         for game, player, versions in rows:
             notes = await readmodels.notifications_for_versions(engine, game, player, versions)
-            for note in notes:
-                await self.rt.broker.publish(
-                    json.dumps(note.payload, separators=(",", ":")).encode(),
-                    self.subjects.player(player, game),
-                )
-                sent += 1
+            sent += await self.publish_notifications(notes)
         if sent:
             log.info("resent %d overdue notification(s)", sent)
         return sent

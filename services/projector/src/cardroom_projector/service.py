@@ -220,22 +220,13 @@ class Projector(Service):
         return out
 
     async def _publish(self, notes: list[StoredNotification], public: PublicUpdate) -> None:
-        broker, s = self.rt.broker, self.subjects
-        for note in notes:
-            await broker.publish(
-                json.dumps(note.payload, separators=(",", ":")).encode(),
-                s.player(note.player_id, note.game_id),
-            )
-        await broker.publish(dumps(public), s.public(public.game))
+        await self.publish_notifications(notes)
+        await self.rt.broker.publish(dumps(public), self.subjects.public(public.game))
 
     async def _republish(self, game: str, version: int) -> None:
-        notes = await readmodels.notifications_at(self.store.engine, game, version)
-        broker, s = self.rt.broker, self.subjects
-        for note in notes:
-            await broker.publish(
-                json.dumps(note.payload, separators=(",", ":")).encode(),
-                s.player(note.player_id, note.game_id),
-            )
+        await self.publish_notifications(
+            await readmodels.notifications_at(self.store.engine, game, version)
+        )
 
     # -- sync -------------------------------------------------------------------------------------
     async def on_sync(self, subject: str, body: bytes) -> dict[str, Any]:
