@@ -65,17 +65,30 @@ class CardroomError(Exception):
         self.message = message
 
 
+@dataclass(frozen=True)
+class _SyncEnd:
+    """The end of one sync reply's notifications in a feed's queue: every notification up to
+    ``last_seq`` was listed in that reply (and is handled by now) or acknowledged before.
+
+    Each reply carries its own mark: two syncs can overlap (a gap asks for one while another
+    is answered), and skipping to the later reply's ``last_seq`` at the end of the earlier
+    one would skip what only the later one lists.
+    """
+
+    last_seq: int
+
+
 @dataclass
 class _Feed:
     """One game's ordered stream of notifications for this player."""
 
     game: str
     last_seq: int = 0
-    queue: asyncio.Queue[Notification | None] = field(default_factory=asyncio.Queue)
+    # notifications, the ends of sync replies, and None (a wake-up when closing)
+    queue: asyncio.Queue[Notification | _SyncEnd | None] = field(default_factory=asyncio.Queue)
     task: asyncio.Task[None] | None = None
     syncing: bool = False
     held: dict[int, Notification] = field(default_factory=dict)  # ahead of a gap
-    skip_to: int = 0  # from the last sync: everything up to it is acknowledged or listed
 
 
 class Client:
@@ -314,8 +327,7 @@ class Client:
         for note in reply.notifications:
             feed.queue.put_nowait(note)
         # everything up to last_seq that was not listed has been acknowledged already
-        feed.skip_to = max(feed.skip_to, reply.last_seq)
-        feed.queue.put_nowait(None)
+        feed.queue.put_nowait(_SyncEnd(reply.last_seq))
         return reply
 
     # -- notifications ----------------------------------------------------------------------
@@ -372,9 +384,11 @@ class Client:
     async def _run(self, feed: _Feed) -> None:
         while not self._closed:
             note = await feed.queue.get()
-            if note is None:  # the end of a sync batch
+            if note is None:  # a wake-up: the loop looks at _closed
+                continue
+            if isinstance(note, _SyncEnd):  # the end of a sync batch
                 feed.syncing = False
-                feed.last_seq = max(feed.last_seq, feed.skip_to)
+                feed.last_seq = max(feed.last_seq, note.last_seq)
                 await self._drain_held(feed)
                 continue
             if note.seq <= feed.last_seq:
