@@ -91,7 +91,7 @@ async def test_refused_acks_change_nothing(store: EventStore) -> None:
 
     for version, player in [(1, "b"), (2, "a"), (2, "b")]:
         assert await store.ack("g", version, player) == AckResult(accepted=True)
-    assert await store.ack("g", 2, "c") == AckResult(accepted=True, released_gate=2)
+    assert await store.ack("g", 2, "c") == AckResult(accepted=True, released_gate=2, open=True)
     assert await store.ack("g", 2, "c") == AckResult(accepted=False)
     assert await store.gate_open("g")
     assert await store.pending("g") == {}
@@ -121,7 +121,19 @@ async def test_drop_pending_releases(store: EventStore) -> None:
     await store.append(Append("g", "take5", 2, [ev("a", "b")]))
     assert await store.drop_pending("g", "a") == []
     assert await store.pending("g") == {3: frozenset({"b"})}
-    assert await store.ack("g", 3, "b") == AckResult(accepted=True, released_gate=3)
+    assert await store.ack("g", 3, "b") == AckResult(accepted=True, released_gate=3, open=True)
+
+
+async def test_a_release_says_whether_the_game_is_open(store: EventStore) -> None:
+    """``open``: no gating ack at all is owed once the gate is released (an older gate that
+    still waits, such as one a presence change was appended over, keeps the game closed)."""
+    await store.append(Append("g", "take5", 0, [ev("a", "b")]))
+    await store.append(Append("g", "take5", 1, [ev("c")]))
+    assert await store.ack("g", 2, "c") == AckResult(accepted=True, released_gate=2, open=False)
+    assert not await store.gate_open("g")
+    assert await store.ack("g", 1, "a") == AckResult(accepted=True)
+    assert await store.ack("g", 1, "b") == AckResult(accepted=True, released_gate=1, open=True)
+    assert await store.gate_open("g")
 
 
 async def test_drop_pending_over_several_gates(store: EventStore) -> None:
@@ -133,7 +145,7 @@ async def test_drop_pending_over_several_gates(store: EventStore) -> None:
     # "a" is the last one owing gates 1 and 3, not gate 2 (b owes it too).
     assert await store.drop_pending("g", "a") == [1, 3]
     assert await store.pending("g") == {2: frozenset({"b"})}
-    assert await store.ack("g", 2, "b") == AckResult(accepted=True, released_gate=2)
+    assert await store.ack("g", 2, "b") == AckResult(accepted=True, released_gate=2, open=True)
     assert sorted(await store.unhandled_releases()) == [("g", 1), ("g", 2), ("g", 3)]
 
 
@@ -182,7 +194,8 @@ async def test_excused_acks_stay_owed_but_hold_no_gate(store: EventStore) -> Non
     assert not await store.gate_open("g")  # gate 3 still waits for a
     # what the away player missed is still owed to them, so their sync lists it
     assert await store.pending_for_player("g", "away") == [1, 2, 3]
-    assert await store.ack("g", 3, "a") == AckResult(accepted=True, released_gate=3)
+    # (the away player's acks are still owed, but hold nothing: the game is open)
+    assert await store.ack("g", 3, "a") == AckResult(accepted=True, released_gate=3, open=True)
     assert await store.gate_open("g")
     # back, they acknowledge what they missed; that counts no gate down a second time
     for version in (1, 2, 3):

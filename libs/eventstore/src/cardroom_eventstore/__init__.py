@@ -9,7 +9,14 @@ from .model import (
     NewEvent,
     RecordedEvent,
 )
-from .store import APPEND_LOCK_KEY, NOT_GATING, NOTIFY_CHANNEL, EventStore, Tracking
+from .store import (
+    APPEND_LOCK_KEY,
+    NOT_GATING,
+    NOTIFY_CHANNEL,
+    EventStore,
+    Tracking,
+    TrackingMany,
+)
 
 __all__ = [
     "APPEND_LOCK_KEY",
@@ -24,4 +31,5 @@ __all__ = [
     "NewEvent",
     "RecordedEvent",
     "Tracking",
+    "TrackingMany",
 ]

@@ -92,10 +92,14 @@ class AckResult:
     ``accepted``: the (version, player) was pending and is now acknowledged.
     ``released_gate``: the version of the gate this ack released (reported exactly once ever),
     else None.
+    ``open``: with a release, whether no gating acknowledgement at all was owed for the stream
+    any more when this one committed (the gate is open, not just this gate released). It stays
+    true until the next append, which changes the stream's version.
     """
 
     accepted: bool
     released_gate: int | None = None
+    open: bool = False
 
 
 class EventStoreError(Exception):

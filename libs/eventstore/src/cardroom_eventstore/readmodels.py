@@ -131,6 +131,13 @@ async def put_views(
         )
 
 
+async def put_views_of(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
+    """Upsert view rows of any games (``game_id``, ``player_id``, ``version``, ``view``,
+    ``actions``) in one statement."""
+    if rows:
+        await conn.execute(UPSERT_VIEWS, list(rows))
+
+
 async def put_table(conn: AsyncConnection, summary: dict[str, Any]) -> None:
     await conn.execute(
         UPSERT_TABLE,
@@ -179,18 +186,6 @@ async def notifications_for_versions(
                 notifications.c.version.in_(list(versions)),
             )
             .order_by(notifications.c.seq)
-        )
-        return [_note(r) for r in rows]
-
-
-async def notifications_at(
-    engine: AsyncEngine, game_id: str, version: int
-) -> list[StoredNotification]:
-    async with engine.connect() as conn:
-        rows = await conn.execute(
-            sa.select(notifications)
-            .where(notifications.c.game_id == game_id, notifications.c.version == version)
-            .order_by(notifications.c.player_id, notifications.c.seq)
         )
         return [_note(r) for r in rows]
 

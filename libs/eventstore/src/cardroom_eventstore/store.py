@@ -1,10 +1,11 @@
 """The PostgreSQL event store: appends, reads, acknowledgement gates, checkpoints.
 
-Hot paths are written as a few hand-written SQL statements (SQLAlchemy ``text``) so that an
-append costs four round trips whatever it carries: BEGIN, one statement for the stream row and
-everything owed with it (command id, pending acks, gate, handled gate), one statement that
-inserts every event, COMMIT. Single-statement operations (reads, ``ack``) run on autocommit
-connections: one round trip each.
+Hot paths are written as a few hand-written SQL statements (SQLAlchemy ``text``). An append
+to a running game is one statement on an autocommit connection, one round trip whatever it
+carries: the stream row, everything owed with it (command id, pending acks, gate, handled
+gate) and the events. A new stream and a group commit take a transaction: BEGIN, one
+statement per stream row and what it owes, one statement that inserts every event, COMMIT.
+Other single-statement operations (reads, ``ack``) also run on autocommit connections.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from .hot import HotPool, Statement
 from .model import (
     AckResult,
     Append,
@@ -32,7 +34,11 @@ from .model import (
     EventStoreError,
     RecordedEvent,
 )
-from .schema import checkpoints, commands, events, gates, pending_acks, snapshots, streams
+from .schema import checkpoints, events, gates, pending_acks, snapshots, streams
+
+#: Connections of the hot statements' pool, besides the SQLAlchemy engine's (see :mod:`.hot`).
+HOT_POOL_SIZE = 8
+RELAXED_POOL_SIZE = 4
 
 #: The channel every append NOTIFYs (inside its transaction, so at commit).
 NOTIFY_CHANNEL = "cardroom_events"
@@ -40,12 +46,9 @@ NOTIFY_CHANNEL = "cardroom_events"
 #: The transaction-level advisory lock taken right before events are inserted ("cardroom").
 APPEND_LOCK_KEY = int.from_bytes(b"cardroom", "big")
 
-# Statement 1 of an append: the stream row and everything else the batch owes, in one round
-# trip. Every other part hangs off ``s``, so when the stream is not at the expected version
-# nothing at all is written. A command id seen before leaves ``c`` empty while the rest was
-# written; the caller must then roll back (the transaction, or the group-commit attempt).
-_STATE_SQL = """
-WITH s AS ({stream_sql}),
+# What an append owes with its stream row ``s``: the command id's answer, the pending acks and
+# their gate, the handled mark of the gate it follows up.
+_OWED_SQL = """
 c AS (
     INSERT INTO commands (stream_id, command_id, reply)
     SELECT s.stream_id, CAST(:command_id AS text), CAST(:reply AS jsonb) FROM s
@@ -68,6 +71,15 @@ h AS (
     UPDATE gates SET handled = true FROM s
     WHERE gates.stream_id = s.stream_id AND gates.version = CAST(:handled_gate AS integer)
 )
+"""
+
+# Statement 1 of an append: the stream row and everything else the batch owes, in one round
+# trip. Every other part hangs off ``s``, so when the stream is not at the expected version
+# nothing at all is written. A command id seen before leaves ``c`` empty while the rest was
+# written; the caller must then roll back (the transaction, or the group-commit attempt).
+_STATE_SQL = """
+WITH s AS ({stream_sql}),
+{owed}
 SELECT (SELECT count(*) FROM s) AS stream_ok, (SELECT count(*) FROM c) AS command_ok
 """
 
@@ -88,8 +100,8 @@ _EXISTING_STREAM_SQL = """
     RETURNING stream_id
 """
 
-_STATE_NEW = text(_STATE_SQL.format(stream_sql=_NEW_STREAM_SQL))
-_STATE_EXISTING = text(_STATE_SQL.format(stream_sql=_EXISTING_STREAM_SQL))
+_STATE_NEW = text(_STATE_SQL.format(stream_sql=_NEW_STREAM_SQL, owed=_OWED_SQL.strip()))
+_STATE_EXISTING = text(_STATE_SQL.format(stream_sql=_EXISTING_STREAM_SQL, owed=_OWED_SQL.strip()))
 
 # Statement 2 of an append (of a whole group commit): insert the events.
 #
@@ -119,10 +131,56 @@ RETURNING position, stream_id, version, recorded_at
 """
 )
 
+# An append to an existing stream in ONE statement, on an autocommit connection (its own
+# implicit transaction): no BEGIN or COMMIT round trips. The same parts as statements 1 and 2
+# above, chained so that nothing is written unless the stream row is: ``s`` also refuses a
+# command id recorded before (the stream row's lock and version check serialise two appends of
+# one command id, so the loser sees a changed version). The global append lock is taken only
+# after ``s`` has finished (the CASE reads its count first), so this statement never waits for
+# a stream row while holding the lock that group commits take after theirs.
+_APPEND_ONE = Statement(
+    f"""
+WITH s AS (
+    UPDATE streams SET version = CAST(:new_version AS integer), updated_at = now()
+    WHERE stream_id = CAST(:stream_id AS text)
+      AND version = CAST(:expected AS integer)
+      AND stream_type = CAST(:stream_type AS text)
+      AND (CAST(:command_id AS text) IS NULL OR NOT EXISTS (
+          SELECT 1 FROM commands
+          WHERE stream_id = CAST(:stream_id AS text) AND command_id = CAST(:command_id AS text)))
+    RETURNING stream_id
+),
+n AS (SELECT count(*) AS ok FROM s),
+{_OWED_SQL.strip()},
+ev AS (
+    INSERT INTO events (stream_id, stream_type, version, event_id, type, data, metadata)
+    SELECT CAST(:stream_id AS text), CAST(:stream_type AS text), e.version, e.event_id, e.type,
+           CAST(e.data AS jsonb), CAST(e.metadata AS jsonb)
+    FROM unnest(
+        CAST(:versions AS integer[]), CAST(:event_ids AS uuid[]), CAST(:types AS text[]),
+        CAST(:data AS text[]), CAST(:metadata AS text[])
+    ) AS e(version, event_id, type, data, metadata)
+    WHERE (SELECT CASE WHEN n.ok > 0 THEN (
+        SELECT true FROM pg_advisory_xact_lock({APPEND_LOCK_KEY}), pg_notify('{NOTIFY_CHANNEL}', '')
+    ) END FROM n)
+    RETURNING position, version, recorded_at
+)
+SELECT n.ok AS stream_ok, (SELECT count(*) FROM c) AS command_ok,
+       CAST(:command_id AS text) IS NOT NULL AND n.ok = 0 AND EXISTS (
+           SELECT 1 FROM commands
+           WHERE stream_id = CAST(:stream_id AS text) AND command_id = CAST(:command_id AS text)
+       ) AS duplicate,
+       ev.position, ev.version, ev.recorded_at
+FROM n LEFT JOIN ev ON true
+ORDER BY ev.version
+"""
+)
+
 # The pending row is the arbiter: whoever deletes it owns the decrement. The gate's row lock
 # serialises concurrent decrements (a waiter re-reads ``remaining`` after the winner commits),
-# so exactly one ack sees the count reach 0.
-_ACK = text(
+# so exactly one ack sees the count reach 0. ``open`` reads the statement's snapshot: a
+# concurrent ack it does not see makes it false (the reader asks again), never wrongly true.
+_ACK = Statement(
     """
 WITH d AS (
     DELETE FROM pending_acks
@@ -138,13 +196,41 @@ u AS (
     WHERE gates.stream_id = CAST(:stream_id AS text) AND gates.version = d.gate_version
     RETURNING gates.version, gates.remaining
 )
-SELECT (SELECT count(*) FROM d) AS deleted, (SELECT version FROM u WHERE remaining = 0) AS released
+SELECT (SELECT count(*) FROM d) AS deleted, (SELECT version FROM u WHERE remaining = 0) AS released,
+       NOT EXISTS (
+           SELECT 1 FROM pending_acks
+           WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> 0
+             AND NOT (version = CAST(:version AS integer) AND player_id = CAST(:player_id AS text))
+       ) AS open
 """
 )
 
 NOT_GATING = 0
 """The ``gate_version`` of an acknowledgement that is owed but holds no gate (no gate has
 version 0): an away player's, see :meth:`EventStore.excuse`."""
+
+_GATE_OPEN = Statement(
+    f"""
+SELECT NOT EXISTS (
+    SELECT 1 FROM pending_acks
+    WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> {NOT_GATING}
+)
+"""
+)
+
+_MARK_HANDLED = Statement(
+    """
+UPDATE gates SET handled = true
+WHERE stream_id = CAST(:stream_id AS text) AND version = CAST(:version AS integer)
+"""
+)
+
+_COMMAND_REPLY = Statement(
+    """
+SELECT CAST(reply AS text) FROM commands
+WHERE stream_id = CAST(:stream_id AS text) AND command_id = CAST(:command_id AS text)
+"""
+)
 
 _DEBTORS = text(
     """
@@ -192,6 +278,24 @@ _TRACK = text(
 INSERT INTO checkpoints (name, position) VALUES (CAST(:name AS text), 0)
 ON CONFLICT (name) DO UPDATE SET position = checkpoints.position
 RETURNING position
+"""
+)
+
+# The same for many names at once (in the order given: sorted by the caller).
+_TRACK_MANY = text(
+    """
+INSERT INTO checkpoints (name, position)
+SELECT n.name, 0 FROM unnest(CAST(:names AS text[])) WITH ORDINALITY AS n(name, i) ORDER BY n.i
+ON CONFLICT (name) DO UPDATE SET position = checkpoints.position
+RETURNING name, position
+"""
+)
+
+_ADVANCE_MANY = text(
+    """
+UPDATE checkpoints c SET position = u.position, updated_at = now()
+FROM unnest(CAST(:names AS text[]), CAST(:positions AS bigint[])) AS u(name, position)
+WHERE c.name = u.name
 """
 )
 
@@ -273,6 +377,29 @@ class _Redo(Exception):
         self.error = error
 
 
+class TrackingMany:
+    """Several tracking records locked in one transaction (see :meth:`EventStore.tracking_many`).
+
+    ``positions`` maps each name to its checkpoint; :meth:`advance` moves some of them, in the
+    same transaction as the caller's writes on ``conn``.
+    """
+
+    def __init__(self, conn: AsyncConnection, positions: dict[str, int]) -> None:
+        self.conn = conn
+        self.positions = positions
+
+    async def advance(self, moves: dict[str, int]) -> None:
+        for name, position in moves.items():
+            if position < self.positions[name]:
+                raise ValueError(f"checkpoint {name!r} cannot go back from {self.positions[name]}")
+        if moves:
+            names = sorted(moves)
+            await self.conn.execute(
+                _ADVANCE_MANY, {"names": names, "positions": [moves[n] for n in names]}
+            )
+            self.positions.update(moves)
+
+
 class Tracking:
     """A projection's tracking record, inside the projection's own transaction.
 
@@ -309,6 +436,15 @@ class EventStore:
             _listener_args(engine, {}) if listener_args is None else dict(listener_args)
         )
         self._listener: asyncpg.Connection[asyncpg.Record] | None = None
+        #: The hot statements' own pool (appends to running games, gate checks, acks).
+        self.hot = HotPool(self._listener_args, HOT_POOL_SIZE)
+        #: The same for derived data whose loss in a database crash is repaired by whoever
+        #: reads it (deadlines, the handled mark of a gate): commits that do not wait for
+        #: the WAL flush. Never for events, acks or anything owed with them.
+        self.relaxed = HotPool(
+            {**self._listener_args, "server_settings": {"synchronous_commit": "off"}},
+            RELAXED_POOL_SIZE,
+        )
         self._listener_lock = asyncio.Lock()
         self._listened_before = False
         self._generation = 0
@@ -326,15 +462,59 @@ class EventStore:
         listener, self._listener = self._listener, None
         if listener is not None and not listener.is_closed():
             await listener.close()
+        await self.hot.close()
+        await self.relaxed.close()
         await self.engine.dispose()
 
     # ------------------------------------------------------------------ appends
 
     async def append(self, batch: Append) -> list[RecordedEvent]:
-        """Append one batch atomically; raises ConcurrencyError or DuplicateCommand."""
+        """Append one batch atomically; raises ConcurrencyError or DuplicateCommand.
+
+        A new stream takes a transaction of two statements; an existing one a single
+        statement (the hot path: every command and follow-up of a running game).
+        """
         prepared = _Prepared.of(batch)
+        if batch.expected_version > 0:
+            return await self._append_one(prepared)
         async with self.engine.begin() as conn:
             return await self._append_in(conn, prepared)
+
+    async def _append_one(self, prepared: _Prepared) -> list[RecordedEvent]:
+        batch = prepared.batch
+        first = batch.expected_version + 1
+        params = {
+            **prepared.state_params,
+            "versions": list(range(first, first + len(batch.events))),
+            "event_ids": [event.event_id for event in batch.events],
+            "types": [event.type for event in batch.events],
+            "data": prepared.data,
+            "metadata": prepared.metadata,
+        }
+        try:
+            rows = await self.hot.fetch(_APPEND_ONE, params)
+        except asyncpg.IntegrityConstraintViolationError as exc:
+            raise EventStoreError(f"event not appended: {exc}") from exc
+        head = rows[0]
+        if not head["stream_ok"]:
+            if head["duplicate"]:
+                raise DuplicateCommand(batch.stream_id, batch.command_id or "")
+            async with self._autocommit.connect() as conn:
+                raise await self._conflict(conn, batch)
+        return [
+            RecordedEvent(
+                position=row["position"],
+                stream_id=batch.stream_id,
+                stream_type=batch.stream_type,
+                version=row["version"],
+                event_id=event.event_id,
+                type=event.type,
+                data=event.data,
+                metadata=event.metadata,
+                recorded_at=row["recorded_at"],
+            )
+            for row, event in zip(rows if batch.events else [], batch.events, strict=True)
+        ]
 
     async def _append_in(self, conn: AsyncConnection, prepared: _Prepared) -> list[RecordedEvent]:
         """Append inside the caller's transaction (which must roll back if this raises)."""
@@ -615,11 +795,14 @@ class EventStore:
     async def ack(self, stream_id: str, version: int, player_id: str) -> AckResult:
         """Acknowledge one event version for one player (one statement, one round trip)."""
         params = {"stream_id": stream_id, "version": version, "player_id": player_id}
-        async with self._autocommit.connect() as conn:
-            row = (await conn.execute(_ACK, params)).one()
-        if not row.deleted:
+        row = await self.hot.fetchrow(_ACK, params)
+        assert row is not None
+        if not row["deleted"]:
             return AckResult(accepted=False)
-        return AckResult(accepted=True, released_gate=row.released)
+        released = row["released"]
+        return AckResult(
+            accepted=True, released_gate=released, open=released is not None and row["open"]
+        )
 
     async def pending(self, stream_id: str) -> dict[int, frozenset[str]]:
         """Event version -> the players who still owe its acknowledgement."""
@@ -648,13 +831,9 @@ class EventStore:
     async def gate_open(self, stream_id: str) -> bool:
         """True when no acknowledgement that holds the gate is owed for the stream (rows of
         ``gate_version`` :data:`NOT_GATING` are owed by away players and hold nothing)."""
-        query = select(
-            ~select(pending_acks.c.version)
-            .where(pending_acks.c.stream_id == stream_id, pending_acks.c.gate_version != NOT_GATING)
-            .exists()
-        )
-        async with self._autocommit.connect() as conn:
-            return bool(await conn.scalar(query))
+        row = await self.hot.fetchrow(_GATE_OPEN, {"stream_id": stream_id})
+        assert row is not None
+        return bool(row[0])
 
     async def debtors(self, stream_id: str, gate: int = 2**31 - 1) -> set[str]:
         """The players who owe a gating acknowledgement of a gate up to ``gate``."""
@@ -723,23 +902,19 @@ class EventStore:
 
     async def mark_gate_handled(self, stream_id: str, version: int) -> None:
         """Mark the gate's follow-up as handled (see also ``Append.handled_gate``)."""
-        statement = (
-            update(gates)
-            .where(gates.c.stream_id == stream_id, gates.c.version == version)
-            .values(handled=True)
-        )
-        async with self._autocommit.connect() as conn:
-            await conn.execute(statement)
+        # lost in a crash, the gate is found unhandled and its release sent again
+        await self.relaxed.fetch(_MARK_HANDLED, {"stream_id": stream_id, "version": version})
 
     # ------------------------------------------------------------------ commands, snapshots
 
     async def command_reply(self, stream_id: str, command_id: str) -> dict[str, Any] | None:
         """The reply recorded with the command id ({} if none was given), None if unseen."""
-        query = select(commands.c.reply).where(
-            commands.c.stream_id == stream_id, commands.c.command_id == command_id
+        row = await self.hot.fetchrow(
+            _COMMAND_REPLY, {"stream_id": stream_id, "command_id": command_id}
         )
-        async with self._autocommit.connect() as conn:
-            reply: dict[str, Any] | None = await conn.scalar(query)
+        if row is None:
+            return None
+        reply: dict[str, Any] = json.loads(row[0])
         return reply
 
     async def save_snapshot(self, stream_id: str, version: int, state: dict[str, Any]) -> None:
@@ -784,3 +959,15 @@ class EventStore:
         async with self.engine.begin() as conn:
             position = await conn.scalar(_TRACK, {"name": name})
             yield Tracking(conn, name, int(position or 0))
+
+    @asynccontextmanager
+    async def tracking_many(self, names: Collection[str]) -> AsyncIterator[TrackingMany]:
+        """:meth:`tracking` for several records in one transaction (a batch of projections).
+
+        The records are locked in name order, so two batches over the same names cannot
+        deadlock; all of them commit, or roll back, together.
+        """
+        ordered = sorted(set(names))
+        async with self.engine.begin() as conn:
+            rows = (await conn.execute(_TRACK_MANY, {"names": ordered})).all()
+            yield TrackingMany(conn, {str(n): int(p) for n, p in rows})
