@@ -122,10 +122,12 @@ async def _serve_auth() -> None:
 
 async def _serve(service: ServiceName) -> None:
     from cardroom_engine import registry
-    from cardroom_runtime.host import Host
+    from cardroom_runtime.host import Host, lower_priority
 
     services, database_url, root = await _prepare()
     chosen = SERVICES[service]
+    if all(s.background for s in chosen):
+        lower_priority()
     host = Host(
         chosen,
         nats_url=services.nats_url,

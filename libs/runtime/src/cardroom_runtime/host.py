@@ -13,7 +13,8 @@ import json
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 from cardroom_eventstore import EventStore
@@ -42,6 +43,21 @@ async def ensure_events_stream(nats_url: str, subjects: Subjects) -> None:
         await nc.close()
 
 
+Handler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
+Listener = Callable[[str, bytes], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Route:
+    """A subscription served on the bare NATS connection (see :meth:`Service.serve`)."""
+
+    subject: str
+    queue: str
+    title: str
+    handle: Callable[[str, bytes], Awaitable[bytes | None]]  # the reply, None for no reply
+    max_workers: int
+
+
 @dataclass
 class Runtime:
     """What every service of one process shares."""
@@ -51,10 +67,18 @@ class Runtime:
     store: EventStore
     nats_url: str
     database_url: str
+    #: True when :meth:`Service.serve` subscribes on the bare connection (a running host);
+    #: False registers FastStream subscribers instead (the AsyncAPI document is built so).
+    direct: bool = False
+    routes: list[Route] = field(default_factory=list)
 
 
 class Service:
     name: ClassVar[str]
+    #: A follower off the players' path (it tails what was committed): a process that runs
+    #: only such services lowers its CPU priority, so that on a shared machine the
+    #: interactive path (commands, acks) is served first (see :func:`lower_priority`).
+    background: ClassVar[bool] = False
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
@@ -66,6 +90,44 @@ class Service:
     @property
     def store(self) -> EventStore:
         return self.rt.store
+
+    def serve(
+        self, subject: str, *, queue: str, title: str, handler: Handler, max_workers: int
+    ) -> None:
+        """Answer requests on ``subject`` (a queue group): every input gets one JSON reply.
+
+        In a running host this is a bare nats-py subscription: FastStream's per-message work
+        (its middlewares, dependency injection, reply publisher) costs about 0.5 ms per
+        request/reply here, more than a whole NATS round trip, on the paths every command and
+        every ack take. The FastStream subscriber is what documents the subject (AsyncAPI).
+        """
+        if self.rt.direct:
+            self.rt.routes.append(
+                Route(subject, queue, title, partial(_answer, handler), max_workers)
+            )
+        else:
+            self.rt.broker.subscriber(subject, queue=queue, title=title, max_workers=max_workers)(
+                replying(handler)
+            )
+
+    def listen(
+        self, subject: str, *, queue: str, title: str, listener: Listener, max_workers: int
+    ) -> None:
+        """Like :meth:`serve` for messages that get no reply (``listener`` must not raise)."""
+
+        async def handle(subject: str, body: bytes) -> None:
+            await listener(subject, body)
+
+        if self.rt.direct:
+            self.rt.routes.append(Route(subject, queue, title, handle, max_workers))
+        else:
+
+            async def documented(msg: NatsMessage) -> None:
+                await listener(msg.raw_message.subject, msg.body)
+
+            self.rt.broker.subscriber(
+                subject, queue=queue, title=title, no_reply=True, max_workers=max_workers
+            )(documented)
 
     async def publish_notifications(self, notes: Iterable[StoredNotification]) -> int:
         """Publish stored notifications on their players' subjects; returns how many."""
@@ -90,8 +152,6 @@ class Service:
     async def stop(self) -> None:
         """Stop background work; called before the broker closes."""
 
-
-Handler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
 
 # Errors that mean "cannot reach the database now", by the library that raises them (matched
 # by name along the class hierarchy, so this module imports neither library).
@@ -138,24 +198,86 @@ def replying(handler: Handler) -> Callable[[NatsMessage], Awaitable[bytes]]:
     """
 
     async def handle(msg: NatsMessage) -> bytes:
-        subject = msg.raw_message.subject
-        try:
-            reply = await handler(subject, msg.body)
-        except WireError as exc:
-            reply = error_from(exc)
-        except InvalidId as exc:  # an id in the subject that is not a safe token
-            reply = error(ErrorCode.BAD_ID, str(exc))
-        except Exception as exc:
-            if storage_unavailable(exc):
-                log.warning("handler on %s: storage unavailable", subject)
-                reply = error(ErrorCode.UNAVAILABLE, "storage is unavailable; try again")
-            else:
-                log.exception("handler failed on %s", subject)
-                reply = error(ErrorCode.INTERNAL, "internal error; the request changed nothing")
-        return json.dumps(reply, separators=(",", ":")).encode()
+        return await _answer(handler, msg.raw_message.subject, msg.body)
 
     handle.__name__ = getattr(handler, "__name__", "handle")
     return handle
+
+
+async def _answer(handler: Handler, subject: str, body: bytes) -> bytes:
+    """The JSON reply of ``handler`` to one request, errors included (see :func:`replying`)."""
+    try:
+        reply = await handler(subject, body)
+    except WireError as exc:
+        reply = error_from(exc)
+    except InvalidId as exc:  # an id in the subject that is not a safe token
+        reply = error(ErrorCode.BAD_ID, str(exc))
+    except Exception as exc:
+        if storage_unavailable(exc):
+            log.warning("handler on %s: storage unavailable", subject)
+            reply = error(ErrorCode.UNAVAILABLE, "storage is unavailable; try again")
+        else:
+            log.exception("handler failed on %s", subject)
+            reply = error(ErrorCode.INTERNAL, "internal error; the request changed nothing")
+    return json.dumps(reply, separators=(",", ":")).encode()
+
+
+class _Served:
+    """The bare subscriptions of one host: each message handled in a task of its own, at
+    most ``max_workers`` per route at once (then the subscription waits, and NATS buffers)."""
+
+    def __init__(self) -> None:
+        self.subscriptions: list[Any] = []
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def subscribe(self, nc: Any, route: Route) -> None:
+        slots = asyncio.Semaphore(route.max_workers)
+        loop = asyncio.get_running_loop()
+
+        async def run(msg: Any) -> None:
+            try:
+                reply = await route.handle(msg.subject, msg.data)
+                if reply is not None and msg.reply:
+                    await nc.publish(msg.reply, reply)
+            except Exception:
+                log.exception("serving %s", msg.subject)
+            finally:
+                slots.release()
+
+        async def dispatch(msg: Any) -> None:
+            await slots.acquire()
+            task = loop.create_task(run(msg))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+        self.subscriptions.append(await nc.subscribe(route.subject, queue=route.queue, cb=dispatch))
+
+    async def close(self, timeout: float = 5.0) -> None:
+        """Stop taking messages, then let the ones being handled finish (bounded)."""
+        for sub in self.subscriptions:
+            try:
+                await sub.unsubscribe()
+            except Exception:  # the connection is gone already: nothing more arrives
+                log.debug("unsubscribing", exc_info=True)
+        self.subscriptions.clear()
+        if self.tasks:
+            await asyncio.wait(list(self.tasks), timeout=timeout)
+
+
+def lower_priority() -> None:
+    """``nice`` this process by ``CARDROOM_BACKGROUND_NICE`` (default 10; 0 leaves it).
+
+    ``cardroom serve`` calls it when every service it runs is a :attr:`Service.background`
+    follower. (Under docker-compose each service has a container, and the containers' CPU
+    weights decide instead: see deploy/docker-compose.yml.)
+    """
+    raw = os.environ.get("CARDROOM_BACKGROUND_NICE", "").strip()
+    step = int(raw) if raw else 10
+    if step > 0:
+        try:
+            os.nice(step)
+        except OSError:  # not permitted here: run at the usual priority
+            log.debug("could not lower the priority", exc_info=True)
 
 
 class Host:
@@ -183,6 +305,7 @@ class Host:
         self._service_types = list(services)
         self.services: list[Service] = []
         self._store: EventStore | None = None
+        self._served = _Served()
 
     @property
     def store(self) -> EventStore:
@@ -196,13 +319,17 @@ class Host:
         self._store = await EventStore.connect(
             self.database_url, pool_size=pool, max_overflow=0, pool_timeout=60
         )
-        rt = Runtime(self.subjects, self.broker, self._store, self.nats_url, self.database_url)
+        rt = Runtime(
+            self.subjects, self.broker, self._store, self.nats_url, self.database_url, direct=True
+        )
         self.services = [cls(rt) for cls in self._service_types]
         for service in self.services:
             service.register()
         for service in self.services:
             await service.prepare()
         await self.broker.start()
+        for route in rt.routes:
+            await self._served.subscribe(self.broker.connection, route)
         # a round trip, so the server holds every subscription before anyone is told "ready"
         # (otherwise an early request can meet "no responders")
         await self.broker.connection.flush()
@@ -211,6 +338,7 @@ class Host:
         log.info("started %s", ", ".join(s.name for s in self.services))
 
     async def stop(self) -> None:
+        await self._served.close()
         for service in reversed(self.services):
             try:
                 await service.stop()

@@ -34,7 +34,7 @@ import logging
 import os
 from typing import Any
 
-from cardroom_runtime.host import Service, ensure_events_stream, replying
+from cardroom_runtime.host import Service, ensure_events_stream
 from cardroom_runtime.nats import connect
 from cardroom_runtime.postgres import sqlalchemy_url
 from cardroom_wire import Subjects
@@ -72,6 +72,7 @@ def durable_name(subjects: Subjects) -> str:
 
 class Analytics(Service):
     name = "analytics"
+    background = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -89,9 +90,13 @@ class Analytics(Service):
         return self._engine
 
     def register(self) -> None:
-        self.rt.broker.subscriber(
-            query_subject(self.subjects, "*"), queue="analytics", title="analytics", max_workers=8
-        )(replying(self.on_query))
+        self.serve(
+            query_subject(self.subjects, "*"),
+            queue="analytics",
+            title="analytics",
+            handler=self.on_query,
+            max_workers=8,
+        )
 
     async def prepare(self) -> None:
         await ensure_events_stream(self.rt.nats_url, self.subjects)

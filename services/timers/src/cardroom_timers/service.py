@@ -103,6 +103,7 @@ class Due:
 
 class Timers(Service):
     name = "timers"
+    background = True
 
     clock: ClassVar[Clock] = SystemClock()
     poll_seconds: ClassVar[float] = 1.0  # longest sleep without looking at the table
