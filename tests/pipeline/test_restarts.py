@@ -9,7 +9,7 @@ from cardroom_bots import BotPlayer
 from cardroom_engine import Table, registry
 from cardroom_eventstore import readmodels
 from cardroom_wire import Notification
-from support.stack import ProcessStack, Recorder, as_event, contiguous, wait_until
+from support.stack import ProcessStack, Recorder, as_event, contiguous, projected, wait_until
 
 GAMES = 4
 
@@ -60,6 +60,10 @@ async def test_kill_and_restart_loses_nothing(process_stack: ProcessStack, victi
         assert table.replay([as_event(r) for r in records]).status == "finished"
         ids = [r.metadata.get("command_id") for r in records if r.metadata.get("command_id")]
         assert len(ids) == len(set(ids))  # no command applied twice
+    # the projector follows the games (players get their notifications from the gamemaster):
+    # once it has caught up, it has stored exactly what every player saw
+    for game in games:
+        await projected(stack.store, game)
     for bot, rec in players:
         for game in bot.bots:
             seqs = rec.seqs(game)

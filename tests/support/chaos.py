@@ -14,7 +14,7 @@ from typing import Any
 from cardroom_client import Client
 from cardroom_eventstore import EventStore, readmodels
 from support.players import Seat, check_stream, recorded_bot, replayed
-from support.stack import ServiceProcess, contiguous
+from support.stack import ServiceProcess, contiguous, projected
 
 
 def env_int(name: str, default: int) -> int:
@@ -133,6 +133,7 @@ async def verify(store: EventStore, tables: list[Table]) -> dict[str, int]:
         counts["events"] += len(records)
         counts["away"] += sum(r.type == "table.away" for r in records)
         counts["house"] += sum(bool(r.metadata.get("house")) for r in records)
+        await projected(store, table.game)
         for seat in table.seats:
             seqs = seat.recorder.seqs(table.game)
             assert contiguous(seqs), (table.game, seat.player, seqs)

@@ -161,5 +161,16 @@ async def wait_until(check: Callable[[], Awaitable[bool] | bool], timeout: float
             await asyncio.sleep(0.02)
 
 
+async def projected(store: Any, game: str, timeout: float = 60) -> None:
+    """Wait until the projector has caught up with ``game`` (its checkpoint is the stream's
+    version): players get notifications from the gamemaster, the projector follows."""
+    version = await store.stream_version(game)
+
+    async def caught_up() -> bool:
+        return bool(await store.checkpoint(f"projector:{game}") >= version)
+
+    await wait_until(caught_up, timeout=timeout)
+
+
 def as_event(record: Any) -> dict[str, Any]:
     return {**record.data, "type": record.type}

@@ -13,7 +13,7 @@ from cardroom_client import CardroomError
 from cardroom_eventstore import RecordedEvent, readmodels
 from cardroom_wire import Notification
 from support.players import Seat, check_stream, gone, listener, recorded_bot, replayed
-from support.stack import contiguous, wait_until
+from support.stack import contiguous, projected, wait_until
 from support.timedstack import TimedStack
 
 
@@ -92,7 +92,8 @@ async def test_an_absent_player_is_played_by_the_house_and_takes_the_seat_back(
     )
     # cat received every notification exactly once, in order, including those it missed
     seqs = cat.recorder.seqs(game)
-    assert contiguous(seqs), seqs
+    assert contiguous(seqs), str(seqs)
+    await projected(stack.store, game)
     assert seqs[-1] == await readmodels.last_seq(stack.store.engine, game, "cat")
     assert _types(cat.recorder.seen[game]) == []  # nobody tells cat about cat
     for seat in (ann, ben):

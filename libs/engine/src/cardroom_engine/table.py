@@ -401,6 +401,26 @@ class Table:
             return {p: {**message, "player": who} for p in after.seats if p != who}
         return self.game.notify(before.game, event, after.game)
 
+    def notification(
+        self, state: TableState, player: str, seq: int, message: Message
+    ) -> dict[str, Any]:
+        """What ``player`` receives for the event that led to ``state``: the document of
+        ``cardroom_wire.Notification`` (built by hand: the gamemaster sends it and the
+        projector stores it for every addressee of every event, so it is on the hot path),
+        the player's actions, and the whole view when the player must act."""
+        actions = self.actions(state, player)
+        return {
+            "type": "notification",
+            "game": state.game_id,
+            "player": player,
+            "seq": seq,
+            "version": state.version,
+            "message": message,
+            "actions": actions,
+            "view": self.view(state, player) if actions else None,
+            "ack": True,
+        }
+
     def view(self, state: TableState, player: str | None) -> dict[str, Any]:
         view = state.summary()
         if state.game is not None:

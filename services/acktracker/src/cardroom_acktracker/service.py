@@ -25,7 +25,7 @@ import logging
 from typing import Any
 
 from cardroom_eventstore import readmodels
-from cardroom_runtime.host import Service, replying
+from cardroom_runtime.host import Service
 from cardroom_wire import Ack, ErrorCode, WireError, decode_json, ok, parse
 from sqlalchemy import text
 
@@ -60,9 +60,13 @@ class AckTracker(Service):
         self._releasing: set[asyncio.Task[bool]] = set()
 
     def register(self) -> None:
-        self.rt.broker.subscriber(
-            self.subjects.ack_all, queue="acktracker", title="acks", max_workers=64
-        )(replying(self.on_ack))
+        self.serve(
+            self.subjects.ack_all,
+            queue="acktracker",
+            title="acks",
+            handler=self.on_ack,
+            max_workers=64,
+        )
 
     async def start(self) -> None:
         self._sweeper = asyncio.create_task(self._sweep(), name="ack-sweeper")
@@ -94,16 +98,22 @@ class AckTracker(Service):
         if result.released_gate is not None:
             # the ack is durable now: answer at once, hand the release on in the background
             # (if it is lost, the gate stays unhandled in the store and the sweep resends it)
-            task = asyncio.create_task(self.release(game, result.released_gate))
+            task = asyncio.create_task(
+                self.release(game, result.released_gate, is_open=result.open)
+            )
             self._releasing.add(task)
             task.add_done_callback(self._releasing.discard)
         return ok(version=ack.version)
 
-    async def release(self, game: str, version: int) -> bool:
-        """Ask a gamemaster to run the follow-up of a released gate."""
+    async def release(self, game: str, version: int, *, is_open: bool = False) -> bool:
+        """Ask a gamemaster to run the follow-up of a released gate (``open``: nothing else
+        held the game when the gate was released, which saves the gamemaster a look)."""
+        body: dict[str, object] = {"game": game, "version": version}
+        if is_open:
+            body["open"] = True
         try:
             reply = await self.rt.broker.request(
-                json.dumps({"game": game, "version": version}).encode(),
+                json.dumps(body).encode(),
                 self.subjects.release,
                 timeout=10.0,
             )

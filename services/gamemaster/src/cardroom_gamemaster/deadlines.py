@@ -22,13 +22,12 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from cardroom_engine import TableDeadline
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from cardroom_eventstore.hot import HotPool, Statement
 
 ACKS = "acks:"
 """Key prefix of the ack timeout: ``acks:<gate version>`` (the oldest gate still held)."""
 
-_SYNC = text(
+_SYNC = Statement(
     """
 WITH m AS (
     INSERT INTO deadline_versions AS v (game_id, version, active, checked_at)
@@ -72,7 +71,7 @@ SELECT (SELECT count(*) FROM m) AS written,
 """
 )
 
-_FIRED = text(
+_FIRED = Statement(
     """
 UPDATE deadlines SET fired_at = now()
 WHERE game_id = CAST(:game AS text) AND key = CAST(:key AS text)
@@ -82,10 +81,16 @@ WHERE game_id = CAST(:game AS text) AND key = CAST(:key AS text)
 
 
 class DeadlineWriter:
-    """Writes the deadlines of games (each call is one autocommit statement)."""
+    """Writes the deadlines of games (each call is one autocommit statement).
 
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._auto = engine.execution_options(isolation_level="AUTOCOMMIT")
+    On a pool whose commits do not wait for the WAL flush: a write lost in a database crash
+    is found by the timers service (the game's stream is past the recorded version) and
+    repaired by a reconcile, and a lost ``fired_at`` only lets a stale timeout come again,
+    which the gamemaster answers ``stale``.
+    """
+
+    def __init__(self, pool: HotPool) -> None:
+        self._pool = pool
 
     async def sync(
         self,
@@ -106,12 +111,11 @@ class DeadlineWriter:
             "since": [d.since for d in wanted],
             "ack_timeout": ack_timeout,
         }
-        async with self._auto.connect() as conn:
-            row = (await conn.execute(_SYNC, params)).one()
-        next_due: datetime | None = row.next_due
+        row = await self._pool.fetchrow(_SYNC, params)
+        assert row is not None
+        next_due: datetime | None = row["next_due"]
         return next_due
 
     async def mark_fired(self, game: str, key: str, version: int) -> None:
         """The deadline ``key`` of ``version`` has had its effect (or had none to have)."""
-        async with self._auto.connect() as conn:
-            await conn.execute(_FIRED, {"game": game, "key": key, "version": version})
+        await self._pool.fetch(_FIRED, {"game": game, "key": key, "version": version})

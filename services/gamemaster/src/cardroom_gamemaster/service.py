@@ -29,12 +29,12 @@ import logging
 import random
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cardroom_engine import Event, Rejection, Table, TableState, registry
-from cardroom_eventstore import Append, ConcurrencyError, NewEvent, readmodels
-from cardroom_runtime.host import Service, replying, storage_unavailable
+from cardroom_eventstore import Append, ConcurrencyError, DuplicateCommand, NewEvent, readmodels
+from cardroom_runtime.host import Service, storage_unavailable
 from cardroom_wire import (
     Command,
     CreateTable,
@@ -54,7 +54,6 @@ from cardroom_wire import (
 from cardroom_wire import (
     parse as parse_request,
 )
-from faststream.nats import NatsMessage
 
 from .credentials import Credentials
 from .deadlines import ACKS, DeadlineWriter
@@ -64,6 +63,7 @@ log = logging.getLogger("cardroom.gamemaster")
 CACHE_SIZE = 10_000
 RETRIES = 5
 WORKERS = 64  # requests handled at once; one game's are serialised by its lock
+SYNC_DELAY = 0.05  # seconds a game's deadline write waits for more versions to share it
 ADVANCE_LIMIT = 10_000  # appends in a row without anyone present to acknowledge (a runaway game)
 
 
@@ -75,6 +75,12 @@ class Loaded:
     table: Table
     state: TableState
     synced: int = -1  # the version whose deadlines this process wrote last
+    # each player's last notification number (``seq``), as the projector numbers them
+    seqs: dict[str, int] = field(default_factory=dict)
+    # the version at which this process saw the gate open: gates close only by appending, so
+    # the gate is still open while the state is at that version (a stale cache fails its
+    # append on the version check and reloads)
+    open_at: int = -1
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,7 @@ class Gamemaster(Service):
         self._credentials: Credentials | None = None
         self._syncing: dict[str, asyncio.Task[None]] = {}
         self._sync_wanted: dict[str, Loaded] = {}
+        self._marking: set[asyncio.Task[None]] = set()
 
     @property
     def credentials(self) -> Credentials:
@@ -106,15 +113,15 @@ class Gamemaster(Service):
     @property
     def deadlines(self) -> DeadlineWriter:
         if self._deadlines is None:
-            self._deadlines = DeadlineWriter(self.store.engine)
+            self._deadlines = DeadlineWriter(self.store.relaxed)
         return self._deadlines
 
     def register(self) -> None:
-        broker, s = self.rt.broker, self.subjects
+        s = self.subjects
 
         def serve(subject: str, title: str, handler: Any) -> None:
-            broker.subscriber(subject, queue="gamemaster", title=title, max_workers=WORKERS)(
-                replying(handler)
+            self.serve(
+                subject, queue="gamemaster", title=title, handler=handler, max_workers=WORKERS
             )
 
         serve(s.lobby_all, "lobby", self.on_lobby)
@@ -123,13 +130,13 @@ class Gamemaster(Service):
         serve(s.timeout, "timeout", self.on_timeout)
         serve(s.reconcile, "reconcile", self.on_reconcile)
         for subject, title in ((s.ack_all, "presence-acks"), (s.sync_all, "presence-syncs")):
-            broker.subscriber(
+            self.listen(
                 subject,
                 queue="gamemaster-presence",
                 title=title,
-                no_reply=True,
+                listener=self.on_presence,
                 max_workers=WORKERS,
-            )(self.on_presence)
+            )
 
     # -- loading -------------------------------------------------------------------------------
     def _lock(self, game: str) -> asyncio.Lock:
@@ -147,10 +154,29 @@ class Gamemaster(Service):
         if not records:
             raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
         table = Table(registry.get(records[0].stream_type))
-        state = table.replay([{**r.data, "type": r.type} for r in records])
-        loaded = Loaded(table, state)
+        state: TableState | None = None
+        seqs: dict[str, int] = {}
+        for r in records:
+            event = {**r.data, "type": r.type}
+            after = table.evolve(state, event)
+            if state is not None:
+                for player in table.notify(state, event, after):
+                    seqs[player] = seqs.get(player, 0) + 1
+            state = after
+        assert state is not None
+        loaded = Loaded(table, state, seqs=seqs)
         self._remember(game, loaded)
         return loaded
+
+    async def gate_open(self, loaded: Loaded) -> bool:
+        """Whether every present addressee of the last batch has acknowledged it."""
+        version = loaded.state.version
+        if loaded.open_at == version:
+            return True
+        is_open = await self.store.gate_open(loaded.state.game_id)
+        if is_open:
+            loaded.open_at = version
+        return is_open
 
     def _behind(self, game: str, version: int) -> bool:
         """True when the cached state (if any) is older than ``version``."""
@@ -183,12 +209,18 @@ class Gamemaster(Service):
         game = state.game_id
         new: list[NewEvent] = []
         addressed: set[str] = set()
+        seqs = dict(loaded.seqs)
+        notes: list[tuple[str, bytes]] = []
         for event, meta in items:
             after = table.evolve(state, event)
-            addressees = frozenset(table.notify(state, event, after))
-            addressed |= addressees
+            messages = table.notify(state, event, after)
+            addressed.update(messages)
+            for player, message in messages.items():
+                seqs[player] = seqs.get(player, 0) + 1
+                note = table.notification(after, player, seqs[player], message)
+                notes.append((player, json.dumps(note, separators=(",", ":")).encode()))
             data = {k: v for k, v in event.items() if k != "type"}
-            new.append(NewEvent(event["type"], data, dict(meta), addressees))
+            new.append(NewEvent(event["type"], data, dict(meta), frozenset(messages)))
             state = after
         reply = ok(version=state.version) if command_id else None
         try:
@@ -207,6 +239,8 @@ class Gamemaster(Service):
             self._cache.pop(game, None)  # another instance moved on, or the outcome is unknown
             raise
         loaded.state = state
+        loaded.seqs = seqs
+        await self._publish(game, notes)
         away = addressed & set(state.away)
         released: list[int] = []
         if away:
@@ -215,7 +249,25 @@ class Gamemaster(Service):
             except Exception:  # the ack timeout or a reconcile excuses them later
                 log.exception("excusing %s in %s", sorted(away), game)
                 return Appended([], True)
-        return Appended(released, bool(addressed - set(state.away)))
+        gated = bool(addressed - set(state.away))
+        if not gated:
+            loaded.open_at = state.version
+        return Appended(released, gated)
+
+    async def _publish(self, game: str, notes: Sequence[tuple[str, bytes]]) -> None:
+        """Send the notifications of a committed append to their players at once.
+
+        Best effort: they are stored by the projector (the same ``seq`` numbers, so the same
+        messages) and the acktracker resends any whose gating ack is overdue, so a crash or a
+        broken connection here only delays them. Published under the game's lock, on one
+        connection: each player receives them in order.
+        """
+        connection = self.rt.broker.connection
+        try:
+            for player, payload in notes:
+                await connection.publish(self.subjects.player(player, game), payload)
+        except Exception:
+            log.warning("notifications of %s not sent now; the acktracker resends them", game)
 
     async def _after(self, loaded: Loaded, appended: Appended) -> None:
         """Move on at once when nobody present has to acknowledge what was appended."""
@@ -233,7 +285,7 @@ class Gamemaster(Service):
         game = loaded.state.game_id
         for _ in range(ADVANCE_LIMIT):
             state = loaded.state
-            if state.status != "playing" or not await self.store.gate_open(game):
+            if state.status != "playing" or not await self.gate_open(loaded):
                 break
             items: list[Item] = [(e, {}) for e in table.follow_up(state, self.rng)]
             if not items:
@@ -251,16 +303,34 @@ class Gamemaster(Service):
                 break
         else:
             log.warning("%s: still moving after %d appends; stopping here", game, ADVANCE_LIMIT)
-        for gate_version in sorted(handled):
-            await self.store.mark_gate_handled(game, gate_version)
+        if handled:
+            self._mark_handled_soon(game, sorted(handled))
+
+    def _mark_handled_soon(self, game: str, gates: list[int]) -> None:
+        """Mark released gates handled in the background, off the game's lock: the next
+        command of the game need not wait for it. A mark lost in a crash only means the
+        acktracker's sweep sends the release again, and handling it again changes nothing."""
+
+        async def mark() -> None:
+            try:
+                for gate in gates:
+                    await self.store.mark_gate_handled(game, gate)
+            except Exception:
+                log.warning("gates %s of %s not marked handled; the sweep resends", gates, game)
+
+        task = asyncio.create_task(mark())
+        self._marking.add(task)
+        task.add_done_callback(self._marking.discard)
 
     def _sync_soon(self, loaded: Loaded) -> None:
         """:meth:`_sync` in the background, so a command's reply does not wait for it.
 
         Deadlines are best effort either way (a lost write is found by the timers service,
         which asks for a reconcile) and a write never goes back a version. One writer per game
-        at a time; it writes the newest state it was handed, and goes round again if a newer
-        one came while it wrote.
+        at a time; it waits ``SYNC_DELAY`` first, so the versions of a game in quick play
+        share one write (due times are counted from the events' recorded times, so waiting
+        moves none), then writes the newest state it was handed, and goes round again if a
+        newer one came while it wrote.
         """
         game = loaded.state.game_id
         self._sync_wanted[game] = loaded
@@ -269,13 +339,14 @@ class Gamemaster(Service):
             self._syncing[game] = asyncio.create_task(self._sync_pending(game))
 
     async def _sync_pending(self, game: str) -> None:
+        await asyncio.sleep(SYNC_DELAY)
         while (loaded := self._sync_wanted.pop(game, None)) is not None:
             await self._sync(loaded)
         self._syncing.pop(game, None)  # no await since the check above: nothing slipped in
 
     async def stop(self) -> None:
         """Finish the deadline writes still running (bounded: they are best effort)."""
-        running = [t for t in self._syncing.values() if not t.done()]
+        running = [t for t in (*self._syncing.values(), *self._marking) if not t.done()]
         if running:
             await asyncio.wait(running, timeout=5)
         await super().stop()
@@ -385,14 +456,14 @@ class Gamemaster(Service):
     async def on_command(self, subject: str, body: bytes) -> dict[str, Any]:
         _, game, player = self.subjects.parse_input(subject)
         command = parse_request(Command, decode_json(body))
-        previous = await self.store.command_reply(game, command.id)
-        if previous is not None:
-            return previous
+        # A command id seen before is answered as the first time. It is looked up only when
+        # this attempt is refused or changes nothing; an accepted one is caught by the append
+        # (the command id is unique per game), which saves a round trip on every command.
         for attempt in range(RETRIES):
             async with self._lock(game):
                 loaded = await self.load(game, fresh=attempt > 0)
                 table, state = loaded.table, loaded.state
-                gate_open = await self.store.gate_open(game)
+                gate_open = await self.gate_open(loaded)
                 # a command from an away player takes the seat back, in the same batch
                 back: list[Item] = [(e, {"actor": player}) for e in table.mark_back(state, player)]
                 before = state
@@ -403,11 +474,15 @@ class Gamemaster(Service):
                         before, player, command.fields(), self.rng, gate_open=gate_open
                     )
                 except Rejection:
+                    previous = await self.store.command_reply(game, command.id)
+                    if previous is not None:
+                        return previous
                     if back:
                         await self._commit(loaded, back)
                     raise
                 if not events and not back:
-                    return ok(version=state.version)
+                    previous = await self.store.command_reply(game, command.id)
+                    return previous if previous is not None else ok(version=state.version)
                 meta: dict[str, Any] = {"actor": player, "command_id": command.id}
                 items = back + [(e, meta) for e in events]
                 try:
@@ -415,9 +490,9 @@ class Gamemaster(Service):
                         loaded, items, command_id=command.id if events else None
                     )
                     await self._after(loaded, appended)
-                except ConcurrencyError:
+                except (ConcurrencyError, DuplicateCommand):
                     previous = await self.store.command_reply(game, command.id)
-                    if previous is not None:  # the same command won on another instance
+                    if previous is not None:  # the same command, answered before
                         return previous
                     continue
                 self._sync_soon(loaded)  # after the reply: the player waits for nothing else
@@ -437,9 +512,14 @@ class Gamemaster(Service):
     async def on_release(self, subject: str, body: bytes) -> dict[str, Any]:
         payload = _internal(body, game=str, version=int)
         game, version = payload["game"], payload["version"]
+        # the acktracker saw no gating ack owed at all once this gate was released; true
+        # while the game is at that version (see AckResult.open)
+        said_open = decode_json(body).get("open") is True
         for attempt in range(RETRIES):
             async with self._lock(game):
                 loaded = await self.load(game, fresh=attempt > 0 or self._behind(game, version))
+                if said_open and attempt == 0 and loaded.state.version == version:
+                    loaded.open_at = version
                 try:
                     await self._advance(loaded, {version})
                 except ConcurrencyError:
@@ -479,7 +559,7 @@ class Gamemaster(Service):
             return await self._ack_timeout(loaded, int(key.removeprefix(ACKS)))
         if key not in {d.key for d in table.deadlines(state)}:
             return "stale"
-        if not await self.store.gate_open(state.game_id):
+        if not await self.gate_open(loaded):
             return "deferred"  # nobody has seen the last update yet: the game waits
         items: list[Item] = []
         for player, events in table.fire(state, key, self.rng):
@@ -537,10 +617,10 @@ class Gamemaster(Service):
         raise WireError(ErrorCode.CONFLICT, "the game is busy")
 
     # -- presence --------------------------------------------------------------------------------
-    async def on_presence(self, msg: NatsMessage) -> None:
+    async def on_presence(self, subject: str, body: bytes) -> None:
         """An ack or a sync from a player: if they are away, they are back."""
         try:
-            _, game, player = self.subjects.parse_input(msg.raw_message.subject)
+            _, game, player = self.subjects.parse_input(subject)
         except Exception:
             return  # the answering service tells the sender what is wrong
         cached = self._cache.get(game)

@@ -3,13 +3,16 @@
 It consumes the JetStream event stream as a durable consumer. For each event it computes
 what every addressee receives (the game's ``notify``), numbers each player's notifications
 without gaps (``seq``), stores them with the players' views and its per-game checkpoint in
-one transaction (exactly-once effects), then publishes each notification on
-``<root>.player.<player>.<game>`` and the spectator view on ``<root>.public.<game>``.
+one transaction (exactly-once effects), then publishes the spectator view on
+``<root>.public.<game>``.
 
-Redelivered events (version at or below the checkpoint) are published again from the stored
-notifications: clients drop duplicates by ``seq``. An event that arrives ahead of a missing
-one makes the projector read the gap from the store first, so the order is always the
-game's version order whatever JetStream redelivers.
+It does not publish the players' notifications: the gamemaster sends each one as soon as its
+event commits (computed by the same code from the same events, so with the same ``seq`` and
+content), which saves the relay -> JetStream -> projector hops on every command. What is
+stored here is what reconnects (sync) and the acktracker's resends of overdue notifications
+read. Redelivered events (version at or below the checkpoint) change nothing. An event that
+arrives ahead of a missing one makes the projector read the gap from the store first, so the
+order is always the game's version order whatever JetStream redelivers.
 
 It also answers ``<root>.sync.<game>.<player>``: the player's view and every notification
 that player has not acknowledged, in order.
@@ -18,6 +21,7 @@ that player has not acknowledged, in order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections import OrderedDict
@@ -28,7 +32,7 @@ import sqlalchemy as sa
 from cardroom_engine import Table, TableState, registry
 from cardroom_eventstore import readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification
-from cardroom_runtime.host import Service, ensure_events_stream, replying
+from cardroom_runtime.host import Service, ensure_events_stream
 from cardroom_wire import (
     ErrorCode,
     Notification,
@@ -47,6 +51,8 @@ log = logging.getLogger("cardroom.projector")
 
 CACHE_SIZE = 10_000
 ACK_WAIT = 5.0  # seconds before JetStream redelivers an event nobody acknowledged
+LINGER = 0.01  # seconds a batch waits for more events after its first
+BATCH = 256  # events per batch (and in flight from JetStream at once)
 
 
 def checkpoint_name(game: str) -> str:
@@ -94,21 +100,8 @@ def project_events(
             for player, message in proj.table.notify(before, event, state).items():
                 seq = proj.seqs.get(player, 0) + 1
                 proj.seqs[player] = seq
-                actions = proj.table.actions(state, player)
-                note = Notification(
-                    game=state.game_id,
-                    player=player,
-                    seq=seq,
-                    version=state.version,
-                    message=message,
-                    actions=actions,
-                    view=proj.table.view(state, player) if actions else None,
-                )
-                notes.append(
-                    StoredNotification(
-                        state.game_id, player, seq, state.version, note.model_dump(mode="json")
-                    )
-                )
+                payload = proj.table.notification(state, player, seq, message)
+                notes.append(StoredNotification(state.game_id, player, seq, state.version, payload))
         public = PublicUpdate(
             game=state.game_id, version=state.version, view=proj.table.view(state, None)
         )
@@ -124,11 +117,15 @@ def project_events(
 
 class Projector(Service):
     name = "projector"
+    background = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cache: OrderedDict[str, Projection] = OrderedDict()
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._queue: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._batcher: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def prepare(self) -> None:
         await ensure_events_stream(self.rt.nats_url, self.subjects)
@@ -147,49 +144,135 @@ class Projector(Service):
             # an event delivered to a projector that died before acknowledging it comes
             # again after ack_wait; JetStream's default (30 s) holds that game as long
             config=ConsumerConfig(filter_subjects=[], ack_wait=ACK_WAIT),
-            # games in parallel; one game's events in order (its lock, and the gap reading)
-            max_workers=16,
+            # events in flight at once: they wait for the batch they join (see _batches)
+            max_workers=BATCH,
             ack_policy=AckPolicy.NACK_ON_ERROR,
             title="projector",
         )(self.on_event)
-        self.rt.broker.subscriber(s.sync_all, queue="projector", title="sync", max_workers=32)(
-            replying(self.on_sync)
+        self.serve(
+            s.sync_all, queue="projector", title="sync", handler=self.on_sync, max_workers=32
         )
 
-    def _lock(self, game: str) -> asyncio.Lock:
-        lock = self._locks.get(game)
-        if lock is None:
-            lock = self._locks[game] = asyncio.Lock()
-        return lock
+    async def start(self) -> None:
+        self._batcher = asyncio.create_task(self._batches(), name="projector-batches")
+
+    async def stop(self) -> None:
+        self._stopping = True  # events still arriving are refused: JetStream redelivers them
+        if self._batcher is not None:
+            self._batcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._batcher
+        for _, waiter in self._queue:
+            if not waiter.done():
+                waiter.set_exception(RuntimeError("projector stopping"))
+        self._queue.clear()
 
     async def on_event(self, msg: NatsMessage) -> None:
+        """Queue the event for the next batch; acknowledged (returns) once its batch commits,
+        negatively (raises) when it failed, so JetStream delivers it again."""
+        if self._stopping:
+            raise RuntimeError("projector stopping")
         record = json.loads(msg.body)
-        await self.handle(record)
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((record, waiter))
+        self._wake.set()
+        await waiter
+
+    async def _batches(self) -> None:
+        """Project what arrived, many events (of many games) per transaction.
+
+        After the first event it lingers ``LINGER`` for more: one transaction, one checkpoint
+        statement and one insert per kind of row then serve them all, instead of about eight
+        statements per event. A batch that fails is retried event by event, so one bad
+        event fails alone (and is delivered again) while the others are acknowledged.
+        """
+        while True:
+            await self._wake.wait()
+            await asyncio.sleep(LINGER)
+            self._wake.clear()
+            while self._queue:
+                batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+                try:
+                    await self._project_batch(batch)
+                finally:  # cancelled (stopping): whatever is unanswered is redelivered
+                    for _, waiter in batch:
+                        if not waiter.done():
+                            waiter.set_exception(RuntimeError("projector stopping"))
+
+    async def _project_batch(
+        self, batch: list[tuple[dict[str, Any], asyncio.Future[None]]]
+    ) -> None:
+        """Project a batch; answer each event's waiter (an exception: delivered again)."""
+        try:
+            await self.handle_many([record for record, _ in batch])
+            outcomes: list[BaseException | None] = [None] * len(batch)
+        except Exception:
+            log.exception("a batch of %d events failed; one by one now", len(batch))
+            outcomes = []
+            for record, _ in batch:
+                try:
+                    await self.handle_many([record])
+                    outcomes.append(None)
+                except Exception as exc:
+                    log.exception("projecting %s@%s", record.get("game"), record.get("version"))
+                    outcomes.append(exc)
+        for (_, waiter), outcome in zip(batch, outcomes, strict=True):
+            if waiter.done():
+                continue
+            if outcome is None:
+                waiter.set_result(None)
+            else:
+                waiter.set_exception(outcome)
 
     async def handle(self, record: dict[str, Any]) -> None:
-        game, version = record["game"], int(record["version"])
-        async with self._lock(game):
-            async with self.store.tracking(checkpoint_name(game)) as tracking:
-                # derived data: no need to wait for the WAL flush. A crash that loses this
-                # commit loses output and checkpoint together; the next event of the game
-                # finds the gap and projects it again, with the same seq numbers.
-                await tracking.conn.execute(ASYNC_COMMIT)
-                done = tracking.position
-                if version <= done:
-                    projected = None
-                else:
-                    projected = await self._project(tracking.conn, record, done)
-                    await tracking.advance(version)
-            if projected is None:
-                await self._republish(game, version)
-            else:
-                for item in projected:
-                    await self._publish(item.notes, item.public)
+        """Project one event in a transaction of its own."""
+        await self.handle_many([record])
+
+    async def handle_many(self, records: list[dict[str, Any]]) -> None:
+        """Project events of any games in one transaction with their games' checkpoints.
+
+        Events at or below a game's checkpoint (redelivered) change nothing; a game whose
+        events do not follow its checkpoint has the missing ones read from the store first.
+        """
+        by_game: dict[str, list[dict[str, Any]]] = {}
+        for record in records:
+            by_game.setdefault(record["game"], []).append(record)
+        publics: list[PublicUpdate] = []
+        names = {game: checkpoint_name(game) for game in by_game}
+        async with self.store.tracking_many(names.values()) as tracking:
+            conn = tracking.conn
+            # derived data: no need to wait for the WAL flush. A crash that loses this
+            # commit loses output and checkpoints together; the next event of a game finds
+            # the gap and projects it again, with the same seq numbers.
+            await conn.execute(ASYNC_COMMIT)
+            notes: list[StoredNotification] = []
+            views: list[dict[str, Any]] = []
+            moves: dict[str, int] = {}
+            for game in sorted(by_game):
+                done = tracking.positions[names[game]]
+                top = max(int(r["version"]) for r in by_game[game])
+                if top <= done:
+                    continue
+                out = await self._project(conn, game, by_game[game], done, top, views)
+                for item in out:
+                    notes.extend(item.notes)
+                    publics.append(item.public)
+                moves[names[game]] = top
+            await readmodels.add_notifications(conn, notes)
+            await readmodels.put_views_of(conn, views)
+            await tracking.advance(moves)
+        for public in publics:
+            await self.rt.broker.publish(dumps(public), self.subjects.public(public.game))
 
     async def _project(
-        self, conn: AsyncConnection, record: dict[str, Any], done: int
+        self,
+        conn: AsyncConnection,
+        game: str,
+        records: list[dict[str, Any]],
+        done: int,
+        top: int,
+        views: list[dict[str, Any]],
     ) -> list[Projected]:
-        game, version = record["game"], int(record["version"])
         proj = self._cache.get(game)
         if proj is not None and proj.state.version != done:
             proj = None  # another projector instance moved this game on
@@ -198,35 +281,29 @@ class Projector(Service):
             proj, _, _ = project_events(None, [_public(r) for r in history])
             proj.seqs = await readmodels.last_seqs(conn, game)
         before = proj.state if proj is not None else None
-        if version == done + 1:
-            records = [record]
-        else:  # a gap: read what is missing from the store, in order
-            records = [_public(r) for r in await self.store.read_stream(game, done + 1, version)]
+        fresh = {int(r["version"]): r for r in records if int(r["version"]) > done}
+        if sorted(fresh) != list(range(done + 1, top + 1)):
+            # a gap: read what is missing from the store, in order
+            fresh = {
+                r.version: _public(r) for r in await self.store.read_stream(game, done + 1, top)
+            }
         try:
-            proj, out, views = project_events(proj, records)
+            proj, out, rows = project_events(proj, [fresh[v] for v in sorted(fresh)])
         except Exception:
             self._cache.pop(game, None)
             raise
-        for item in out:
-            await readmodels.add_notifications(conn, item.notes)
-        await readmodels.put_views(conn, game, proj.state.version, views)
+        version = proj.state.version
+        views.extend(
+            {"game_id": game, "player_id": p, "version": version, "view": v, "actions": a}
+            for p, v, a in rows
+        )
         if _listing_changed(before, proj.state):
             await readmodels.put_table(conn, proj.state.summary())
         self._cache[game] = proj
         self._cache.move_to_end(game)
         while len(self._cache) > CACHE_SIZE:
-            old, _ = self._cache.popitem(last=False)
-            self._locks.pop(old, None)
+            self._cache.popitem(last=False)
         return out
-
-    async def _publish(self, notes: list[StoredNotification], public: PublicUpdate) -> None:
-        await self.publish_notifications(notes)
-        await self.rt.broker.publish(dumps(public), self.subjects.public(public.game))
-
-    async def _republish(self, game: str, version: int) -> None:
-        await self.publish_notifications(
-            await readmodels.notifications_at(self.store.engine, game, version)
-        )
 
     # -- sync -------------------------------------------------------------------------------------
     async def on_sync(self, subject: str, body: bytes) -> dict[str, Any]:

@@ -26,6 +26,7 @@ log = logging.getLogger("cardroom.relay")
 
 CHECKPOINT = "relay"  # one relay (or several, serialised by the tracking lock) per database
 BATCH = 500
+LINGER = 0.02  # seconds to wait after an append is notified, to publish what follows with it
 PUBACK_TIMEOUT = 5.0  # seconds to wait for a batch's PubAcks before publishing it again
 
 
@@ -46,6 +47,7 @@ def event_payload(event: RecordedEvent) -> dict[str, Any]:
 
 class Relay(Service):
     name = "relay"
+    background = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -74,8 +76,11 @@ class Relay(Service):
     async def _run(self) -> None:
         while True:
             try:
-                if not await self.pump():
+                if await self.pump() < BATCH:
                     await self.store.wait_for_append(timeout=1.0)
+                    # let the appends of a busy moment gather: one read, one pipelined
+                    # publish and one checkpoint for all of them, not one per event
+                    await asyncio.sleep(LINGER)
             except asyncio.CancelledError:
                 raise
             except Exception:
