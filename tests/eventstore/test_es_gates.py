@@ -203,3 +203,69 @@ async def test_excused_acks_stay_owed_but_hold_no_gate(store: EventStore) -> Non
     assert await store.pending_for_player("g", "away") == []
     assert await gate_rows(store, "g") == [(2, 0, True, False), (3, 0, True, False)]
     assert await store.excuse("g", []) == []
+
+
+async def test_acks_in_one_batch_answer_as_one_after_the_other(store: EventStore) -> None:
+    """ack_many: the results of acks made one by one in that order, in one statement (but
+    ``open`` as of the batch's commit)."""
+    await store.append(Append("g", "take5", 0, [ev("a", "b")]))
+    await store.append(Append("g", "take5", 1, [ev("c")]))
+    await store.append(Append("h", "take5", 0, [ev("a")]))
+    acks = [
+        ("g", 2, "c"),  # releases gate 2; gate 1 waits, but is opened by the same batch
+        ("g", 1, "a"),
+        ("g", 1, "a"),  # the same again: refused (acknowledged just before)
+        ("g", 1, "zed"),  # not an addressee
+        ("h", 1, "a"),  # releases h's only gate: open
+        ("g", 1, "b"),  # releases gate 1: nothing else held, open
+        ("nope", 1, "a"),  # unknown stream
+    ]
+    assert await store.ack_many(acks) == [
+        AckResult(accepted=True, released_gate=2, open=True),
+        AckResult(accepted=True),
+        AckResult(accepted=False),
+        AckResult(accepted=False),
+        AckResult(accepted=True, released_gate=1, open=True),
+        AckResult(accepted=True, released_gate=1, open=True),
+        AckResult(accepted=False),
+    ]
+    assert await store.pending("g") == {}
+    assert await store.gate_open("g")
+    assert await store.gate_open("h")
+    assert sorted(await store.unhandled_releases()) == [("g", 1), ("g", 2), ("h", 1)]
+    assert await store.ack_many([]) == []
+    # a release while an older gate still waits is not open
+    await store.append(Append("k", "take5", 0, [ev("a", "b")]))
+    await store.append(Append("k", "take5", 1, [ev("c")]))
+    assert await store.ack_many([("k", 2, "c"), ("k", 1, "a")]) == [
+        AckResult(accepted=True, released_gate=2, open=False),
+        AckResult(accepted=True),
+    ]
+
+
+async def test_concurrent_ack_batches_release_exactly_once(es_database_url: str) -> None:
+    """Batches of acks over many games, racing each other: each gate is released once."""
+    store = await EventStore.connect(es_database_url)
+    try:
+        rng = random.Random(11)
+        games = [f"g{i}" for i in range(20)]
+        players = [f"p{i}" for i in range(6)]
+        owed: list[tuple[str, int, str]] = []
+        for game in games:
+            await store.append(Append(game, "take5", 0, [ev(*players), ev(*players)]))
+            owed += [(game, v, p) for v in (1, 2) for p in players]
+        rng.shuffle(owed)
+        batches = [owed[i : i + 7] for i in range(0, len(owed), 7)]
+        results = await asyncio.gather(*(store.ack_many(b) for b in batches))
+        released = sorted(
+            (ack[0], r.released_gate)
+            for batch, answers in zip(batches, results, strict=True)
+            for ack, r in zip(batch, answers, strict=True)
+            if r.released_gate is not None
+        )
+        assert released == [(game, 2) for game in sorted(games)]
+        assert all(r.accepted for answers in results for r in answers)
+        for game in games:
+            assert await store.gate_open(game)
+    finally:
+        await store.close()

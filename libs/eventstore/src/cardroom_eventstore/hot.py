@@ -13,13 +13,17 @@ trip per use): these statements run outside transactions and set no session stat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
@@ -87,3 +91,59 @@ class HotPool:
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+
+
+class Batcher(Generic[T, R]):
+    """Natural batching: items submitted while a batch is being written wait, and go together
+    in the next one (at most ``max_size``), so a quiet moment costs no added wait and a busy
+    one costs one statement for many items. ``run`` answers a batch with one result per item
+    in order; if it raises, every item of the batch gets that error.
+    """
+
+    def __init__(self, run: Callable[[list[T]], Awaitable[list[R]]], max_size: int) -> None:
+        self._run = run
+        self._max_size = max_size
+        self._queue: list[tuple[T, asyncio.Future[R]]] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def submit(self, item: T) -> R:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._loop(), name="batcher")
+        future: asyncio.Future[R] = asyncio.get_running_loop().create_future()
+        self._queue.append((item, future))
+        self._wake.set()
+        return await future
+
+    async def _loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                batch = self._queue[: self._max_size]
+                del self._queue[: self._max_size]
+                try:
+                    results = await self._run([item for item, _ in batch])
+                except BaseException as exc:
+                    for _, future in batch:
+                        if not future.done():
+                            future.set_exception(
+                                exc if isinstance(exc, Exception) else RuntimeError("stopped")
+                            )
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                for (_, future), result in zip(batch, results, strict=True):
+                    if not future.done():
+                        future.set_result(result)
+
+    async def close(self) -> None:
+        """Stop; whatever still waits gets an error."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for _, future in self._queue:
+            if not future.done():
+                future.set_exception(RuntimeError("stopped"))
+        self._queue.clear()

@@ -8,13 +8,18 @@ as fresh as the projector's checkpoint and can be dropped and rebuilt from the e
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from asyncpg import Record
+from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from .hot import Statement
 
 readmodels = sa.MetaData()
 
@@ -131,11 +136,93 @@ async def put_views(
         )
 
 
-async def put_views_of(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
-    """Upsert view rows of any games (``game_id``, ``player_id``, ``version``, ``view``,
-    ``actions``) in one statement."""
-    if rows:
-        await conn.execute(UPSERT_VIEWS, list(rows))
+# -- batched writes on a raw asyncpg connection (the projector's hot path) ---------------------
+
+_ADD_NOTIFICATIONS = Statement(
+    """
+INSERT INTO notifications (game_id, player_id, seq, version, payload)
+SELECT n.game_id, n.player_id, n.seq, n.version, CAST(n.payload AS jsonb)
+FROM unnest(CAST(:games AS text[]), CAST(:players AS text[]), CAST(:seqs AS integer[]),
+            CAST(:versions AS integer[]), CAST(:payloads AS text[]))
+    AS n(game_id, player_id, seq, version, payload)
+"""
+)
+
+_PUT_VIEWS = Statement(
+    """
+INSERT INTO views (game_id, player_id, version, view, actions)
+SELECT v.game_id, v.player_id, v.version, CAST(v.view AS jsonb), CAST(v.actions AS jsonb)
+FROM unnest(CAST(:games AS text[]), CAST(:players AS text[]), CAST(:versions AS integer[]),
+            CAST(:views AS text[]), CAST(:actions AS text[]))
+    AS v(game_id, player_id, version, view, actions)
+ON CONFLICT (game_id, player_id) DO UPDATE
+SET version = EXCLUDED.version, view = EXCLUDED.view, actions = EXCLUDED.actions
+"""
+)
+
+_PUT_TABLE = Statement(
+    """
+INSERT INTO tables (game_id, game_type, status, summary, version)
+VALUES (CAST(:game AS text), CAST(:game_type AS text), CAST(:status AS text),
+        CAST(:summary AS jsonb), CAST(:version AS integer))
+ON CONFLICT (game_id) DO UPDATE
+SET status = EXCLUDED.status, summary = EXCLUDED.summary, version = EXCLUDED.version,
+    updated_at = now()
+"""
+)
+
+_LAST_SEQS = Statement(
+    """
+SELECT player_id, max(seq) AS seq FROM notifications
+WHERE game_id = CAST(:game AS text) GROUP BY player_id
+"""
+)
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+async def write_batch(
+    conn: PoolConnectionProxy[Record],
+    notes: Sequence[StoredNotification],
+    views: Sequence[tuple[str, str, int, dict[str, Any], list[dict[str, Any]]]],
+    summaries: Sequence[dict[str, Any]],
+) -> None:
+    """Store the notifications, ``(game, player, version, view, actions)`` views and lobby
+    summaries of a batch of games: one statement per kind, whatever the batch holds."""
+    if notes:
+        params = {
+            "games": [n.game_id for n in notes],
+            "players": [n.player_id for n in notes],
+            "seqs": [n.seq for n in notes],
+            "versions": [n.version for n in notes],
+            "payloads": [_dump(n.payload) for n in notes],
+        }
+        await conn.execute(_ADD_NOTIFICATIONS.sql, *_ADD_NOTIFICATIONS.args(params))
+    if views:
+        params = {
+            "games": [v[0] for v in views],
+            "players": [v[1] for v in views],
+            "versions": [v[2] for v in views],
+            "views": [_dump(v[3]) for v in views],
+            "actions": [_dump(v[4]) for v in views],
+        }
+        await conn.execute(_PUT_VIEWS.sql, *_PUT_VIEWS.args(params))
+    for summary in summaries:
+        params = {
+            "game": summary["game"],
+            "game_type": summary["game_type"],
+            "status": summary["status"],
+            "summary": _dump(summary),
+            "version": summary["version"],
+        }
+        await conn.execute(_PUT_TABLE.sql, *_PUT_TABLE.args(params))
+
+
+async def last_seqs_raw(conn: PoolConnectionProxy[Record], game_id: str) -> dict[str, int]:
+    rows = await conn.fetch(_LAST_SEQS.sql, *_LAST_SEQS.args({"game": game_id}))
+    return {str(r["player_id"]): int(r["seq"]) for r in rows}
 
 
 async def put_table(conn: AsyncConnection, summary: dict[str, Any]) -> None:

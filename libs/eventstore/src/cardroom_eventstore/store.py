@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
@@ -42,6 +43,10 @@ RELAXED_POOL_SIZE = 4
 
 #: The channel every append NOTIFYs (inside its transaction, so at commit).
 NOTIFY_CHANNEL = "cardroom_events"
+
+#: The first key of the per-game advisory locks of ack batches (two-key advisory locks are a
+#: space apart from the one-key global append lock).
+ACK_LOCK_CLASS = int.from_bytes(b"ack", "big")
 
 #: The transaction-level advisory lock taken right before events are inserted ("cardroom").
 APPEND_LOCK_KEY = int.from_bytes(b"cardroom", "big")
@@ -205,6 +210,64 @@ SELECT (SELECT count(*) FROM d) AS deleted, (SELECT version FROM u WHERE remaini
 """
 )
 
+# The same for many acks at once (``i`` numbers them): the pending rows the batch deletes count
+# their gates down by how many each lost, and of the acks that bring a gate to 0 the last one
+# reports the release (as if they came one after the other). ``open`` leaves out the rows this
+# very statement deletes (its snapshot still sees them). Two batches would lock their rows in no
+# set order and could deadlock, so a batch first takes a transaction-level advisory lock per
+# game, in game order (``l``, which the delete joins, so it is read first), and batches of the
+# same games take turns.
+_ACK_MANY = Statement(
+    f"""
+WITH a AS (
+    SELECT * FROM unnest(
+        CAST(:streams AS text[]), CAST(:versions AS integer[]), CAST(:players AS text[])
+    ) WITH ORDINALITY AS a(stream_id, version, player_id, i)
+),
+l AS (
+    SELECT count(*) AS n FROM (
+        SELECT pg_advisory_xact_lock({ACK_LOCK_CLASS}, hashtext(g.stream_id))
+        FROM (SELECT DISTINCT stream_id FROM a ORDER BY stream_id) AS g
+    ) AS locked
+),
+once AS (  -- an ack repeated in the batch: the first one counts, the others are refused
+    SELECT DISTINCT ON (stream_id, version, player_id) * FROM a
+    ORDER BY stream_id, version, player_id, i
+),
+d AS (
+    DELETE FROM pending_acks p USING once AS a, l
+    WHERE p.stream_id = a.stream_id AND p.version = a.version AND p.player_id = a.player_id
+    RETURNING a.i, p.stream_id, p.gate_version
+),
+c AS (
+    SELECT stream_id, gate_version, count(*) AS n, max(i) AS last
+    FROM d WHERE gate_version <> 0 GROUP BY stream_id, gate_version
+),
+u AS (
+    UPDATE gates g
+    SET remaining = g.remaining - c.n,
+        released_at = CASE WHEN g.remaining = c.n THEN now() ELSE g.released_at END
+    FROM c
+    WHERE g.stream_id = c.stream_id AND g.version = c.gate_version
+    RETURNING g.version, g.remaining, c.last
+)
+SELECT a.i, EXISTS (SELECT 1 FROM d WHERE d.i = a.i) AS deleted, r.version AS released,
+       r.version IS NOT NULL AND NOT EXISTS (
+           SELECT 1 FROM pending_acks p
+           WHERE p.stream_id = a.stream_id AND p.gate_version <> 0
+             AND NOT EXISTS (
+                 SELECT 1 FROM a AS mine
+                 WHERE mine.stream_id = p.stream_id AND mine.version = p.version
+                   AND mine.player_id = p.player_id)
+       ) AS open
+FROM a LEFT JOIN u AS r ON r.last = a.i AND r.remaining = 0
+ORDER BY a.i
+"""
+)
+
+#: Tries of a batch of acks that met a deadlock (with another batch, or an excuse).
+ACK_TRIES = 3
+
 NOT_GATING = 0
 """The ``gate_version`` of an acknowledgement that is owed but holds no gate (no gate has
 version 0): an away player's, see :meth:`EventStore.excuse`."""
@@ -282,7 +345,7 @@ RETURNING position
 )
 
 # The same for many names at once (in the order given: sorted by the caller).
-_TRACK_MANY = text(
+_TRACK_MANY = Statement(
     """
 INSERT INTO checkpoints (name, position)
 SELECT n.name, 0 FROM unnest(CAST(:names AS text[])) WITH ORDINALITY AS n(name, i) ORDER BY n.i
@@ -291,7 +354,7 @@ RETURNING name, position
 """
 )
 
-_ADVANCE_MANY = text(
+_ADVANCE_MANY = Statement(
     """
 UPDATE checkpoints c SET position = u.position, updated_at = now()
 FROM unnest(CAST(:names AS text[]), CAST(:positions AS bigint[])) AS u(name, position)
@@ -384,7 +447,9 @@ class TrackingMany:
     same transaction as the caller's writes on ``conn``.
     """
 
-    def __init__(self, conn: AsyncConnection, positions: dict[str, int]) -> None:
+    def __init__(
+        self, conn: PoolConnectionProxy[asyncpg.Record], positions: dict[str, int]
+    ) -> None:
         self.conn = conn
         self.positions = positions
 
@@ -394,9 +459,8 @@ class TrackingMany:
                 raise ValueError(f"checkpoint {name!r} cannot go back from {self.positions[name]}")
         if moves:
             names = sorted(moves)
-            await self.conn.execute(
-                _ADVANCE_MANY, {"names": names, "positions": [moves[n] for n in names]}
-            )
+            params = {"names": names, "positions": [moves[n] for n in names]}
+            await self.conn.execute(_ADVANCE_MANY.sql, *_ADVANCE_MANY.args(params))
             self.positions.update(moves)
 
 
@@ -804,6 +868,35 @@ class EventStore:
             accepted=True, released_gate=released, open=released is not None and row["open"]
         )
 
+    async def ack_many(self, acks: Sequence[tuple[str, int, str]]) -> list[AckResult]:
+        """:meth:`ack` for many ``(stream, version, player)`` at once, in one statement.
+
+        The results are those the acks would have had one after the other in this order,
+        except ``open``, which holds as of the batch's commit (a later ack of the batch may
+        open the game for an earlier release). A deadlock with another statement locking the
+        same rows (an excuse) is retried.
+        """
+        if not acks:
+            return []
+        params = {
+            "streams": [a[0] for a in acks],
+            "versions": [a[1] for a in acks],
+            "players": [a[2] for a in acks],
+        }
+        for attempt in range(ACK_TRIES):
+            try:
+                rows = await self.hot.fetch(_ACK_MANY, params)
+                break
+            except asyncpg.DeadlockDetectedError:
+                if attempt == ACK_TRIES - 1:
+                    raise
+        return [
+            AckResult(accepted=True, released_gate=r["released"], open=bool(r["open"]))
+            if r["deleted"]
+            else AckResult(accepted=False)
+            for r in rows
+        ]
+
     async def pending(self, stream_id: str) -> dict[int, frozenset[str]]:
         """Event version -> the players who still owe its acknowledgement."""
         query = (
@@ -962,12 +1055,14 @@ class EventStore:
 
     @asynccontextmanager
     async def tracking_many(self, names: Collection[str]) -> AsyncIterator[TrackingMany]:
-        """:meth:`tracking` for several records in one transaction (a batch of projections).
+        """:meth:`tracking` for several records in one transaction (a batch of projections),
+        on a raw asyncpg connection of the relaxed pool: projections are derived data, and
+        a commit lost in a crash loses their output and checkpoints together.
 
         The records are locked in name order, so two batches over the same names cannot
         deadlock; all of them commit, or roll back, together.
         """
         ordered = sorted(set(names))
-        async with self.engine.begin() as conn:
-            rows = (await conn.execute(_TRACK_MANY, {"names": ordered})).all()
-            yield TrackingMany(conn, {str(n): int(p) for n, p in rows})
+        async with self.relaxed.connection() as conn, conn.transaction():
+            rows = await conn.fetch(_TRACK_MANY.sql, *_TRACK_MANY.args({"names": ordered}))
+            yield TrackingMany(conn, {str(r["name"]): int(r["position"]) for r in rows})

@@ -1,10 +1,12 @@
 """The ack tracker: records acknowledgements and releases each gate exactly once.
 
-An ack names the event version it acknowledges. The store removes the pending row and
-counts the gate down under a row lock, so the last of several concurrent acks, and only it,
-releases the gate. The release is then handed to a gamemaster (request/reply); a release
-that no gamemaster confirmed (one crashed, NATS was away) stays "unhandled" in the store and
-is sent again by a sweep, and the gamemaster ignores a release it has already handled.
+An ack names the event version it acknowledges. The store removes the pending row and counts the
+gate down under a row lock, so the last of several concurrent acks, and only it, releases the
+gate. Acks that arrive while a statement is being written wait and go together in the next one
+(``EventStore.ack_many``): a quiet table waits for nothing, a busy room writes one statement for
+many acks. The release is then handed to a gamemaster (request/reply); a release that no
+gamemaster confirmed (one crashed, NATS was away) stays "unhandled" in the store and is sent
+again by a sweep, and the gamemaster ignores a release it has already handled.
 
 While the database is away an ack is answered ``unavailable``, which the client SDK retries
 (an ``internal`` answer would lose the ack, and the player would be marked away).
@@ -24,13 +26,15 @@ import json
 import logging
 from typing import Any
 
-from cardroom_eventstore import readmodels
+from cardroom_eventstore import AckResult, readmodels
+from cardroom_eventstore.hot import Batcher
 from cardroom_runtime.host import Service
 from cardroom_wire import Ack, ErrorCode, WireError, decode_json, ok, parse
 from sqlalchemy import text
 
 log = logging.getLogger("cardroom.acktracker")
 
+ACK_BATCH = 500  # acks per statement at most
 SWEEP_SECONDS = 2.0
 RESEND_AFTER = 2.0  # seconds a gating ack may be overdue before its notification is resent
 RESEND_LIMIT = 500  # (game, player) pairs per sweep
@@ -58,6 +62,14 @@ class AckTracker(Service):
         super().__init__(*args, **kwargs)
         self._sweeper: asyncio.Task[None] | None = None
         self._releasing: set[asyncio.Task[bool]] = set()
+        self._batcher: Batcher[tuple[str, int, str], AckResult] | None = None
+
+    @property
+    def _acks(self) -> Batcher[tuple[str, int, str], AckResult]:
+        # acks that arrive while a batch is being written go together in the next statement
+        if self._batcher is None:
+            self._batcher = Batcher(self.store.ack_many, ACK_BATCH)
+        return self._batcher
 
     def register(self) -> None:
         self.serve(
@@ -72,6 +84,8 @@ class AckTracker(Service):
         self._sweeper = asyncio.create_task(self._sweep(), name="ack-sweeper")
 
     async def stop(self) -> None:
+        if self._batcher is not None:
+            await self._batcher.close()
         for task in list(self._releasing):
             task.cancel()
         if self._sweeper is not None:
@@ -82,7 +96,7 @@ class AckTracker(Service):
     async def on_ack(self, subject: str, body: bytes) -> dict[str, Any]:
         _, game, player = self.subjects.parse_input(subject)
         ack = parse(Ack, decode_json(body))
-        result = await self.store.ack(game, ack.version, player)
+        result = await self._acks.submit((game, ack.version, player))
         if not result.accepted:
             # tell apart a repeated ack (harmless) from one that names nothing
             if await readmodels.was_notified(self.store.engine, game, player, ack.version):

@@ -28,7 +28,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlalchemy as sa
+from asyncpg import Record
+from asyncpg.pool import PoolConnectionProxy
 from cardroom_engine import Table, TableState, registry
 from cardroom_eventstore import readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification
@@ -44,8 +45,8 @@ from cardroom_wire import (
 )
 from faststream import AckPolicy
 from faststream.nats import JStream, NatsMessage
+from nats.aio.msg import Msg
 from nats.js.api import ConsumerConfig, DeliverPolicy
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 log = logging.getLogger("cardroom.projector")
 
@@ -122,7 +123,8 @@ class Projector(Service):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cache: OrderedDict[str, Projection] = OrderedDict()
-        self._queue: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._queue: list[tuple[dict[str, Any], Msg]] = []
+        self._sub: Any = None
         self._wake = asyncio.Event()
         self._batcher: asyncio.Task[None] | None = None
         self._stopping = False
@@ -132,51 +134,74 @@ class Projector(Service):
 
     def register(self) -> None:
         s = self.subjects
-        stream = JStream(s.events_stream, declare=False)
-        self.rt.broker.subscriber(
-            s.events_all,
-            stream=stream,
-            # a durable push consumer with a deliver group (nats-py names the durable after
-            # the queue): events arrive as they are stored (a pull batch would wait to
-            # fill), survive restarts, and several projectors can share the stream
-            queue=f"{s.root}-projector",
-            deliver_policy=DeliverPolicy.ALL,
-            # an event delivered to a projector that died before acknowledging it comes
-            # again after ack_wait; JetStream's default (30 s) holds that game as long
-            config=ConsumerConfig(filter_subjects=[], ack_wait=ACK_WAIT),
-            # events in flight at once: they wait for the batch they join (see _batches)
-            max_workers=BATCH,
-            ack_policy=AckPolicy.NACK_ON_ERROR,
-            title="projector",
-        )(self.on_event)
+        if not self.rt.direct:
+            # the AsyncAPI document: what the projector consumes (served below on nats-py)
+            self.rt.broker.subscriber(
+                s.events_all,
+                stream=JStream(s.events_stream, declare=False),
+                queue=self._durable,
+                deliver_policy=DeliverPolicy.ALL,
+                config=ConsumerConfig(filter_subjects=[], ack_wait=ACK_WAIT),
+                ack_policy=AckPolicy.MANUAL,
+                title="projector",
+            )(self._documented)
         self.serve(
             s.sync_all, queue="projector", title="sync", handler=self.on_sync, max_workers=32
         )
 
+    @property
+    def _durable(self) -> str:
+        return f"{self.subjects.root}-projector"
+
+    async def _documented(self, msg: NatsMessage) -> None:
+        """Stands for :meth:`_on_msg` in the AsyncAPI document only."""
+
     async def start(self) -> None:
+        s = self.subjects
         self._batcher = asyncio.create_task(self._batches(), name="projector-batches")
+        # A durable push consumer with a deliver group (nats-py names the durable after the
+        # queue, as FastStream did before): events arrive as they are stored, survive
+        # restarts, and several projectors share the stream. On nats-py directly: FastStream's
+        # per-message pipeline cost more than the projection itself. JetStream holds at most
+        # its max_ack_pending (1000) unacknowledged events per consumer in flight.
+        js = self.rt.broker.connection.jetstream()
+        self._sub = await js.subscribe(
+            s.events_all,
+            queue=self._durable,
+            stream=s.events_stream,
+            cb=self._on_msg,
+            manual_ack=True,
+            deliver_policy=DeliverPolicy.ALL,
+            # an event delivered to a projector that died before acknowledging it comes
+            # again after ack_wait; JetStream's default (30 s) holds that game as long
+            config=ConsumerConfig(filter_subjects=[], ack_wait=ACK_WAIT),
+        )
 
     async def stop(self) -> None:
-        self._stopping = True  # events still arriving are refused: JetStream redelivers them
+        self._stopping = True
+        if self._sub is not None:
+            with contextlib.suppress(Exception):  # the connection may be gone already
+                await self._sub.unsubscribe()
         if self._batcher is not None:
             self._batcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._batcher
-        for _, waiter in self._queue:
-            if not waiter.done():
-                waiter.set_exception(RuntimeError("projector stopping"))
+        # what was not acknowledged comes again (here after a restart, or to another projector)
         self._queue.clear()
 
-    async def on_event(self, msg: NatsMessage) -> None:
-        """Queue the event for the next batch; acknowledged (returns) once its batch commits,
-        negatively (raises) when it failed, so JetStream delivers it again."""
+    async def _on_msg(self, msg: Msg) -> None:
+        """Queue an event for the next batch; it is acknowledged once its batch commits."""
         if self._stopping:
-            raise RuntimeError("projector stopping")
-        record = json.loads(msg.body)
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append((record, waiter))
+            return  # not acknowledged: delivered again
+        try:
+            record = json.loads(msg.data)
+            record["game"], int(record["version"])
+        except Exception:
+            log.error("dropping a malformed event on %s", msg.subject)
+            await msg.term()  # it would fail every time: JetStream must not deliver it again
+            return
+        self._queue.append((record, msg))
         self._wake.set()
-        await waiter
 
     async def _batches(self) -> None:
         """Project what arrived, many events (of many games) per transaction.
@@ -184,7 +209,8 @@ class Projector(Service):
         After the first event it lingers ``LINGER`` for more: one transaction, one checkpoint
         statement and one insert per kind of row then serve them all, instead of about eight
         statements per event. A batch that fails is retried event by event, so one bad
-        event fails alone (and is delivered again) while the others are acknowledged.
+        event fails alone (it is not acknowledged, and comes again after ``ACK_WAIT``) while
+        the others are acknowledged.
         """
         while True:
             await self._wake.wait()
@@ -192,37 +218,26 @@ class Projector(Service):
             self._wake.clear()
             while self._queue:
                 batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
-                try:
-                    await self._project_batch(batch)
-                finally:  # cancelled (stopping): whatever is unanswered is redelivered
-                    for _, waiter in batch:
-                        if not waiter.done():
-                            waiter.set_exception(RuntimeError("projector stopping"))
+                await self._project_batch(batch)
 
-    async def _project_batch(
-        self, batch: list[tuple[dict[str, Any], asyncio.Future[None]]]
-    ) -> None:
-        """Project a batch; answer each event's waiter (an exception: delivered again)."""
+    async def _project_batch(self, batch: list[tuple[dict[str, Any], Msg]]) -> None:
         try:
             await self.handle_many([record for record, _ in batch])
-            outcomes: list[BaseException | None] = [None] * len(batch)
+            done = [msg for _, msg in batch]
         except Exception:
             log.exception("a batch of %d events failed; one by one now", len(batch))
-            outcomes = []
-            for record, _ in batch:
+            done = []
+            for record, msg in batch:
                 try:
                     await self.handle_many([record])
-                    outcomes.append(None)
-                except Exception as exc:
+                    done.append(msg)
+                except Exception:
                     log.exception("projecting %s@%s", record.get("game"), record.get("version"))
-                    outcomes.append(exc)
-        for (_, waiter), outcome in zip(batch, outcomes, strict=True):
-            if waiter.done():
-                continue
-            if outcome is None:
-                waiter.set_result(None)
-            else:
-                waiter.set_exception(outcome)
+        for msg in done:
+            try:
+                await msg.ack()
+            except Exception:  # lost: the event comes again, and changes nothing then
+                log.debug("ack of %s not sent", msg.subject, exc_info=True)
 
     async def handle(self, record: dict[str, Any]) -> None:
         """Project one event in a transaction of its own."""
@@ -239,39 +254,41 @@ class Projector(Service):
             by_game.setdefault(record["game"], []).append(record)
         publics: list[PublicUpdate] = []
         names = {game: checkpoint_name(game) for game in by_game}
+        # derived data, on the relaxed pool (no wait for the WAL flush): a crash that loses
+        # this commit loses output and checkpoints together; the next event of a game finds
+        # the gap and projects it again, with the same seq numbers
         async with self.store.tracking_many(names.values()) as tracking:
             conn = tracking.conn
-            # derived data: no need to wait for the WAL flush. A crash that loses this
-            # commit loses output and checkpoints together; the next event of a game finds
-            # the gap and projects it again, with the same seq numbers.
-            await conn.execute(ASYNC_COMMIT)
             notes: list[StoredNotification] = []
-            views: list[dict[str, Any]] = []
+            views: list[tuple[str, str, int, dict[str, Any], list[dict[str, Any]]]] = []
+            summaries: list[dict[str, Any]] = []
             moves: dict[str, int] = {}
             for game in sorted(by_game):
                 done = tracking.positions[names[game]]
                 top = max(int(r["version"]) for r in by_game[game])
                 if top <= done:
                     continue
-                out = await self._project(conn, game, by_game[game], done, top, views)
+                out = await self._project(conn, game, by_game[game], done, top, views, summaries)
                 for item in out:
                     notes.extend(item.notes)
                     publics.append(item.public)
                 moves[names[game]] = top
-            await readmodels.add_notifications(conn, notes)
-            await readmodels.put_views_of(conn, views)
+            await readmodels.write_batch(conn, notes, views, summaries)
             await tracking.advance(moves)
         for public in publics:
-            await self.rt.broker.publish(dumps(public), self.subjects.public(public.game))
+            await self.rt.broker.connection.publish(
+                self.subjects.public(public.game), dumps(public)
+            )
 
     async def _project(
         self,
-        conn: AsyncConnection,
+        conn: PoolConnectionProxy[Record],
         game: str,
         records: list[dict[str, Any]],
         done: int,
         top: int,
-        views: list[dict[str, Any]],
+        views: list[tuple[str, str, int, dict[str, Any], list[dict[str, Any]]]],
+        summaries: list[dict[str, Any]],
     ) -> list[Projected]:
         proj = self._cache.get(game)
         if proj is not None and proj.state.version != done:
@@ -279,7 +296,7 @@ class Projector(Service):
         if proj is None and done > 0:
             history = await self.store.read_stream(game, 1, done)
             proj, _, _ = project_events(None, [_public(r) for r in history])
-            proj.seqs = await readmodels.last_seqs(conn, game)
+            proj.seqs = await readmodels.last_seqs_raw(conn, game)
         before = proj.state if proj is not None else None
         fresh = {int(r["version"]): r for r in records if int(r["version"]) > done}
         if sorted(fresh) != list(range(done + 1, top + 1)):
@@ -293,12 +310,9 @@ class Projector(Service):
             self._cache.pop(game, None)
             raise
         version = proj.state.version
-        views.extend(
-            {"game_id": game, "player_id": p, "version": version, "view": v, "actions": a}
-            for p, v, a in rows
-        )
+        views.extend((game, p, version, v, a) for p, v, a in rows)
         if _listing_changed(before, proj.state):
-            await readmodels.put_table(conn, proj.state.summary())
+            summaries.append(proj.state.summary())
         self._cache[game] = proj
         self._cache.move_to_end(game)
         while len(self._cache) > CACHE_SIZE:
@@ -335,9 +349,6 @@ class Projector(Service):
             last_seq=last_seq,
         )
         return reply.model_dump(mode="json")
-
-
-ASYNC_COMMIT = sa.text("SET LOCAL synchronous_commit = off")
 
 
 def _listing_changed(before: TableState | None, after: TableState) -> bool:
