@@ -325,3 +325,74 @@ async def test_snapshots_round_trip(store: EventStore) -> None:
     # An older snapshot never replaces a newer one.
     await store.save_snapshot("g", 8, {"turn": "stale"})
     assert await store.load_snapshot("g") == (9, {"turn": "b"})
+
+
+async def test_append_group_one_statement_for_many_streams(store: EventStore) -> None:
+    """append_group: appends to running games of many streams at once; a failing one fails
+    alone and leaves nothing behind, the others leave everything."""
+    for name in ("a", "old", "dup", "typed", "quiet"):
+        await store.append(Append(name, "take5", 0, [ev(1, "p")], command_id="c"))
+    await store.ack("quiet", 1, "p")  # released: its follow-up marks it handled
+    batches = [
+        Append("a", "take5", 1, [ev(2, "p"), ev(3, "p", "q")], command_id="a1", reply={"v": 3}),
+        Append("old", "take5", 5, [ev(2, "p")]),  # stale: conflict
+        Append("dup", "take5", 1, [ev(2, "p")], command_id="c"),  # a command seen before
+        Append("typed", "papas", 1, [ev(2)]),  # not this stream's type
+        Append("quiet", "take5", 1, [], handled_gate=1),  # nothing to say: only the mark
+    ]
+    results = await store.append_group(batches)
+    first = results[0]
+    assert isinstance(first, list)
+    assert [(e.stream_id, e.version) for e in first] == [("a", 2), ("a", 3)]
+    assert first[0].position < first[1].position
+    assert isinstance(results[1], ConcurrencyError)
+    assert results[1].actual == 1
+    assert isinstance(results[2], DuplicateCommand)
+    assert isinstance(results[3], EventStoreError)
+    assert not isinstance(results[3], ConcurrencyError)
+    assert results[4] == []
+
+    assert await store.stream_version("a") == 3
+    assert await store.pending("a") == {
+        1: frozenset({"p"}),
+        2: frozenset({"p"}),
+        3: frozenset({"p", "q"}),
+    }
+    assert await store.command_reply("a", "a1") == {"v": 3}
+    for name in ("old", "dup", "typed"):
+        assert await store.stream_version(name) == 1
+        assert await store.pending(name) == {1: frozenset({"p"})}
+    assert await store.stream_version("quiet") == 1
+    assert ("quiet", 1) not in await store.unhandled_releases()
+    # the events are read back as appended, in the global log too
+    assert [e.event_id for e in await store.read_stream("a", 2)] == [e.event_id for e in first]
+    assert await store.append_group([]) == []
+    with pytest.raises(ValueError, match="each at most once"):
+        await store.append_group(
+            [Append("a", "take5", 3, [ev(4)]), Append("a", "take5", 4, [ev(5)])]
+        )
+
+
+async def test_append_groups_race_single_appends(store: EventStore) -> None:
+    """Groups and single appends of the same streams at once: one winner per stream and
+    version, and the global log stays in commit order (the reader's race test covers the
+    order; here every stream's versions are contiguous)."""
+    names = [f"r{i}" for i in range(6)]
+    for name in names:
+        await store.append(Append(name, "take5", 0, [ev(0, "p")]))
+    for round_ in range(8):
+        versions = {name: await store.stream_version(name) for name in names}
+        rng = random.Random(round_)
+        calls = []
+        for _ in range(3):
+            order = rng.sample(names, len(names))  # every stream, in another order
+            calls.append(
+                store.append_group([Append(n, "take5", versions[n], [ev(1)]) for n in order])
+            )
+        calls += [store.append(Append(n, "take5", versions[n], [ev(2)])) for n in names[:2]]
+        await asyncio.gather(*calls, return_exceptions=True)
+        for name in names:
+            assert await store.stream_version(name) == versions[name] + 1
+    for name in names:
+        records = await store.read_stream(name)
+        assert [r.version for r in records] == list(range(1, len(records) + 1))

@@ -1,6 +1,7 @@
 """The global order: a tailing reader never skips an event that commits late.
 
-Concurrent writers append thousands of events (mixed streams, mixed batch sizes, group commits,
+Concurrent writers append thousands of events (mixed streams, mixed batch sizes, group commits
+of both kinds,
 retried conflicts, deliberately rolled-back transactions, transactions that linger between
 taking their positions and committing) while a reader tails ``read_all`` from its checkpoint,
 waking on LISTEN/NOTIFY. After the writers finish and the reader drains, the reader must have
@@ -111,6 +112,18 @@ async def test_global_order_race_reader_sees_every_committed_event_once(
                     own[name] += len(result)
                     written += remember(result)
                 rolled_back.update(e.event_id for e in batches[-1].events)
+            elif roll < 0.38 and sum(v > 0 for v in own.values()) >= 2:
+                # A one-statement group commit of appends to running streams.
+                names = rng.sample([n for n in own if own[n] > 0], 2)
+                batches = [
+                    Append(n, "take5", own[n], new_events(rng, rng.randint(1, 4))) for n in names
+                ]
+                for name, result in zip(
+                    names, await writer_store.append_group(batches), strict=True
+                ):
+                    assert isinstance(result, list), result
+                    own[name] += len(result)
+                    written += remember(result)
             elif roll < 0.45:
                 # Streams shared by all writers: conflicts, reload, retry.
                 shared = rng.choice(SHARED_STREAMS)

@@ -181,6 +181,85 @@ ORDER BY ev.version
 """
 )
 
+# Group commit of appends to running games (of different streams) in ONE statement: ``b`` is
+# one row per append, ``i`` its index; every part joins the appends whose stream row ``s``
+# took. Appends whose stream was not at the expected version (or whose command id was seen
+# before) write nothing and are told apart in the result. Events are inserted in append order,
+# so a stream's versions get ascending positions; the global lock is taken as in
+# _APPEND_ONE, after every stream row.
+_APPEND_GROUP = Statement(
+    f"""
+WITH b AS (
+    SELECT * FROM unnest(
+        CAST(:stream_ids AS text[]), CAST(:stream_types AS text[]),
+        CAST(:expected AS integer[]), CAST(:new_versions AS integer[]),
+        CAST(:command_ids AS text[]), CAST(:replies AS text[]), CAST(:handled AS integer[])
+    ) WITH ORDINALITY
+      AS b(stream_id, stream_type, expected, new_version, command_id, reply, handled_gate, i)
+),
+s AS (
+    UPDATE streams t SET version = b.new_version, updated_at = now()
+    FROM b
+    WHERE t.stream_id = b.stream_id AND t.version = b.expected
+      AND t.stream_type = b.stream_type
+      AND (b.command_id IS NULL OR NOT EXISTS (
+          SELECT 1 FROM commands c
+          WHERE c.stream_id = b.stream_id AND c.command_id = b.command_id))
+    RETURNING b.i, b.stream_id, b.stream_type, b.new_version, b.command_id, b.reply,
+              b.handled_gate
+),
+n AS (SELECT count(*) AS ok FROM s),
+c AS (
+    INSERT INTO commands (stream_id, command_id, reply)
+    SELECT s.stream_id, s.command_id, CAST(s.reply AS jsonb) FROM s
+    WHERE s.command_id IS NOT NULL
+    ON CONFLICT (stream_id, command_id) DO NOTHING
+),
+a AS (
+    SELECT * FROM unnest(
+        CAST(:ack_of AS integer[]), CAST(:ack_versions AS integer[]),
+        CAST(:ack_players AS text[])
+    ) AS a(bi, version, player_id)
+),
+p AS (
+    INSERT INTO pending_acks (stream_id, version, player_id, gate_version)
+    SELECT s.stream_id, a.version, a.player_id, s.new_version FROM a JOIN s ON s.i = a.bi
+),
+g AS (
+    INSERT INTO gates (stream_id, version, remaining)
+    SELECT s.stream_id, s.new_version, k.n
+    FROM (SELECT bi, count(*) AS n FROM a GROUP BY bi) AS k JOIN s ON s.i = k.bi
+),
+h AS (
+    UPDATE gates SET handled = true FROM s
+    WHERE gates.stream_id = s.stream_id AND gates.version = s.handled_gate
+),
+ev AS (
+    INSERT INTO events (stream_id, stream_type, version, event_id, type, data, metadata)
+    SELECT s.stream_id, s.stream_type, e.version, e.event_id, e.type,
+           CAST(e.data AS jsonb), CAST(e.metadata AS jsonb)
+    FROM unnest(
+        CAST(:event_of AS integer[]), CAST(:versions AS integer[]), CAST(:event_ids AS uuid[]),
+        CAST(:types AS text[]), CAST(:data AS text[]), CAST(:metadata AS text[])
+    ) WITH ORDINALITY AS e(bi, version, event_id, type, data, metadata, k)
+    JOIN s ON s.i = e.bi
+    WHERE (SELECT CASE WHEN n.ok > 0 THEN (
+        SELECT true FROM pg_advisory_xact_lock({APPEND_LOCK_KEY}), pg_notify('{NOTIFY_CHANNEL}', '')
+    ) END FROM n)
+    ORDER BY e.k
+    RETURNING position, stream_id, version, recorded_at
+)
+SELECT b.i, s.i IS NOT NULL AS ok,
+       s.i IS NULL AND b.command_id IS NOT NULL AND EXISTS (
+           SELECT 1 FROM commands c
+           WHERE c.stream_id = b.stream_id AND c.command_id = b.command_id
+       ) AS duplicate,
+       ev.position, ev.version, ev.recorded_at
+FROM b LEFT JOIN s ON s.i = b.i LEFT JOIN ev ON s.i IS NOT NULL AND ev.stream_id = b.stream_id
+ORDER BY b.i, ev.version
+"""
+)
+
 # The pending row is the arbiter: whoever deletes it owns the decrement. The gate's row lock
 # serialises concurrent decrements (a waiter re-reads ``remaining`` after the winner commits),
 # so exactly one ack sees the count reach 0. ``open`` reads the statement's snapshot: a
@@ -586,6 +665,98 @@ class EventStore:
         if error is not None:
             raise error
         return (await self._insert_events(conn, [prepared]))[0]
+
+    async def append_group(
+        self, batches: Sequence[Append]
+    ) -> list[list[RecordedEvent] | EventStoreError]:
+        """Group commit of appends to running games, of different streams, in ONE statement.
+
+        Like :meth:`append_many` (result i is batch i's events or its error), but for
+        existing streams only (``expected_version`` > 0), each stream at most once: one round
+        trip and one commit for all of them. If the statement itself fails (an event id
+        recorded before, a deadlock with another group), the appends are made one by one.
+        """
+        if not batches:
+            return []
+        streams = [b.stream_id for b in batches]
+        if len(set(streams)) != len(streams) or any(b.expected_version == 0 for b in batches):
+            raise ValueError("append_group: existing streams, each at most once")
+        prepared = [_Prepared.of(b) for b in batches]
+        params: dict[str, list[Any]] = {
+            "stream_ids": streams,
+            "stream_types": [b.stream_type for b in batches],
+            "expected": [b.expected_version for b in batches],
+            "new_versions": [b.last_version for b in batches],
+            "command_ids": [b.command_id for b in batches],
+            "replies": [p.state_params["reply"] for p in prepared],
+            "handled": [b.handled_gate for b in batches],
+            "ack_of": [],
+            "ack_versions": [],
+            "ack_players": [],
+            "event_of": [],
+            "versions": [],
+            "event_ids": [],
+            "types": [],
+            "data": [],
+            "metadata": [],
+        }
+        for i, (batch, prep) in enumerate(zip(batches, prepared, strict=True), start=1):
+            params["ack_of"] += [i] * len(prep.state_params["ack_versions"])
+            params["ack_versions"] += prep.state_params["ack_versions"]
+            params["ack_players"] += prep.state_params["ack_players"]
+            first = batch.expected_version + 1
+            params["event_of"] += [i] * len(batch.events)
+            params["versions"] += list(range(first, first + len(batch.events)))
+            params["event_ids"] += [event.event_id for event in batch.events]
+            params["types"] += [event.type for event in batch.events]
+            params["data"] += prep.data
+            params["metadata"] += prep.metadata
+        try:
+            rows = await self.hot.fetch(_APPEND_GROUP, params)
+        except (asyncpg.IntegrityConstraintViolationError, asyncpg.DeadlockDetectedError):
+            return await self.append_each(batches)
+        by_batch: dict[int, list[asyncpg.Record]] = {}
+        for row in rows:
+            by_batch.setdefault(int(row["i"]), []).append(row)
+        results: list[list[RecordedEvent] | EventStoreError] = []
+        for i, batch in enumerate(batches, start=1):
+            mine = by_batch[i]
+            if not mine[0]["ok"]:
+                if mine[0]["duplicate"]:
+                    results.append(DuplicateCommand(batch.stream_id, batch.command_id or ""))
+                else:
+                    async with self._autocommit.connect() as conn:
+                        results.append(await self._conflict(conn, batch))
+                continue
+            results.append(
+                [
+                    RecordedEvent(
+                        position=row["position"],
+                        stream_id=batch.stream_id,
+                        stream_type=batch.stream_type,
+                        version=row["version"],
+                        event_id=event.event_id,
+                        type=event.type,
+                        data=event.data,
+                        metadata=event.metadata,
+                        recorded_at=row["recorded_at"],
+                    )
+                    for row, event in zip(mine if batch.events else [], batch.events, strict=True)
+                ]
+            )
+        return results
+
+    async def append_each(
+        self, batches: Sequence[Append]
+    ) -> list[list[RecordedEvent] | EventStoreError]:
+        """Append each batch on its own; result i is batch i's events or its error."""
+        results: list[list[RecordedEvent] | EventStoreError] = []
+        for batch in batches:
+            try:
+                results.append(await self.append(batch))
+            except EventStoreError as error:
+                results.append(error)
+        return results
 
     async def append_many(
         self, batches: Sequence[Append]
