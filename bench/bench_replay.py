@@ -108,7 +108,7 @@ async def split(store: EventStore, games: list[Played]) -> dict[str, Any]:
     per_type: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
     for records in payloads.values():
         t0 = time.perf_counter()
-        project_events(None, records)
+        project_events(None, records, spectator=False)
         acc = per_type[records[0]["game_type"]]
         acc[0] += time.perf_counter() - t0
         acc[1] += len(records)

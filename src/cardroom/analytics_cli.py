@@ -516,7 +516,7 @@ def _notes(
 
     if not records:
         raise CliError("no events")
-    _, projected, views = project_events(None, list(records))
+    _, projected, views = project_events(None, list(records), spectator=False)
     return [n for item in projected for n in item.notes], views
 
 
@@ -538,7 +538,7 @@ def public_updates(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     from cardroom_projector import project_events
 
     _, projected, _ = project_events(None, list(records))
-    return [item.public.model_dump(mode="json") for item in projected]
+    return [item.public.model_dump(mode="json") for item in projected if item.public is not None]
 
 
 async def read_game(store: EventStore, game: str) -> list[dict[str, Any]]:
@@ -681,27 +681,101 @@ class _Rollback(Exception):
     pass
 
 
-async def _projector_rows(
-    conn: Any, game: str, tables: Sequence[str]
-) -> dict[str, dict[tuple[Any, ...], dict[str, Any]]]:
-    import sqlalchemy as sa
-    from cardroom_eventstore import readmodels
+# One chunk of games per transaction when rebuilding: a few statements for all of them.
+REBUILD_CHUNK = 100
 
-    out: dict[str, dict[tuple[Any, ...], dict[str, Any]]] = {}
-    if "notifications" in tables:
-        t = readmodels.notifications
-        rows = await conn.execute(sa.select(t).where(t.c.game_id == game))
-        out["notifications"] = {(r.player_id, r.seq): dict(r._mapping) for r in rows}
-    if "views" in tables:
-        t = readmodels.views
-        rows = await conn.execute(sa.select(t).where(t.c.game_id == game))
-        out["views"] = {(r.player_id,): dict(r._mapping) for r in rows}
-    if "tables" in tables:
-        t = readmodels.tables
-        cols = [c for c in t.c if c.name != "updated_at"]  # when, not what
-        rows = await conn.execute(sa.select(*cols).where(t.c.game_id == game))
-        out["tables"] = {(r.game_id,): dict(r._mapping) for r in rows}
+_LIVE_SQL = {
+    "notifications": (
+        "SELECT game_id, player_id, seq, version, CAST(payload AS text) AS payload"
+        " FROM notifications WHERE game_id = ANY($1::text[])"
+    ),
+    "views": (
+        "SELECT game_id, player_id, version, CAST(view AS text) AS view,"
+        " CAST(actions AS text) AS actions FROM views WHERE game_id = ANY($1::text[])"
+    ),
+    "tables": (
+        "SELECT game_id, game_type, status, CAST(summary AS text) AS summary, version"
+        " FROM tables WHERE game_id = ANY($1::text[])"  # not updated_at: when, not what
+    ),
+}
+_JSON_COLUMNS = frozenset({"payload", "view", "actions", "summary"})
+
+Rows = dict[str, dict[tuple[Any, ...], dict[str, Any]]]
+
+
+def _key(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
+    if table == "notifications":
+        return (row["player_id"], row["seq"])
+    if table == "views":
+        return (row["player_id"],)
+    return (row["game_id"],)
+
+
+async def _live_rows(conn: Any, games: Sequence[str], tables: Sequence[str]) -> dict[str, Rows]:
+    """The stored rows of these games, per game, table and key (JSON decoded)."""
+    out: dict[str, Rows] = {g: {t: {} for t in tables} for g in games}
+    for table in tables:
+        for record in await conn.fetch(_LIVE_SQL[table], list(games)):
+            row = {k: json.loads(v) if k in _JSON_COLUMNS else v for k, v in dict(record).items()}
+            out[row["game_id"]][table][_key(table, row)] = row
     return out
+
+
+def _same_json(value: Any) -> Any:
+    """What ``value`` reads back as from a jsonb column (tuples become lists, and so on)."""
+    return json.loads(json.dumps(value))
+
+
+def _rebuilt_rows(
+    game: str, records: list[dict[str, Any]], tables: Sequence[str]
+) -> tuple[Rows, list[Any], list[tuple[str, str, int, Any, Any]], list[dict[str, Any]]]:
+    """The projector's rows of one game, rebuilt from its events with the projector's code;
+    also in the shape ``readmodels.write_batch`` stores."""
+    from cardroom_projector import project_events
+
+    rows: Rows = {t: {} for t in tables}
+    notes: list[Any] = []
+    views: list[tuple[str, str, int, Any, Any]] = []
+    summaries: list[dict[str, Any]] = []
+    if not records:
+        return rows, notes, views, summaries
+    proj, projected, seat_views = project_events(None, records, spectator=False)
+    version = proj.state.version
+    if "notifications" in tables:
+        for item in projected:
+            for n in item.notes:
+                notes.append(n)
+                row = {
+                    "game_id": game,
+                    "player_id": n.player_id,
+                    "seq": n.seq,
+                    "version": n.version,
+                    "payload": _same_json(n.payload),
+                }
+                rows["notifications"][_key("notifications", row)] = row
+    if "views" in tables:
+        for player, view, actions in seat_views:
+            views.append((game, player, version, view, actions))
+            row = {
+                "game_id": game,
+                "player_id": player,
+                "version": version,
+                "view": _same_json(view),
+                "actions": _same_json(actions),
+            }
+            rows["views"][_key("views", row)] = row
+    if "tables" in tables:
+        summary = proj.state.summary()
+        summaries.append(summary)
+        row = {
+            "game_id": game,
+            "game_type": summary["game_type"],
+            "status": summary["status"],
+            "summary": _same_json(summary),
+            "version": summary["version"],
+        }
+        rows["tables"][_key("tables", row)] = row
+    return rows, notes, views, summaries
 
 
 def _diff(
@@ -729,19 +803,18 @@ async def rebuild_projector(
     game: str | None = None,
     repair: bool = False,
 ) -> ProjectorReport:
-    """Drop the projector's read models of every game it has projected (or one), rebuild
-    them from the first event with the projector's code and compare with the live rows.
+    """Rebuild the projector's read models of every game it has projected (or one) from the
+    first event with the projector's code, and compare them with the live rows.
 
-    Per game, in one transaction holding the projector's own checkpoint row (the live
-    projector waits for it): the rebuild goes exactly up to the live checkpoint, and is
-    rolled back when it differs from the live rows (unless ``repair``).
+    Games are taken ``REBUILD_CHUNK`` at a time, in one transaction holding their projector
+    checkpoints (the live projector waits for them): the rebuild goes exactly up to each live
+    checkpoint. A game whose rebuilt rows differ from its live rows is reported, and its rows
+    are replaced by the rebuilt ones only with ``repair``; a game whose rows are equal keeps
+    them (they are what the rebuild would write).
     """
     import sqlalchemy as sa
-    from cardroom_eventstore import readmodels
     from cardroom_eventstore.schema import checkpoints
-    from cardroom_projector import project_events
     from cardroom_projector.service import checkpoint_name
-    from cardroom_relay import event_payload
 
     began = time.perf_counter()
     report = ProjectorReport(tuple(tables))
@@ -751,39 +824,68 @@ async def rebuild_projector(
         if game is not None:
             query = query.where(checkpoints.c.name == checkpoint_name(game))
         names = sorted((await conn.scalars(query)).all())
-    for name in names:
-        game_id = name[len(prefix) :]
-        try:
-            async with store.tracking(name) as tracking:
-                conn, done = tracking.conn, tracking.position
-                live = await _projector_rows(conn, game_id, tables)
-                for table in tables:
-                    t = getattr(readmodels, table)
-                    await conn.execute(sa.delete(t).where(t.c.game_id == game_id))
-                if done > 0:
-                    history = await store.read_stream(game_id, 1, done)
-                    proj, projected, views = project_events(
-                        None, [event_payload(e) for e in history]
-                    )
-                    if "notifications" in tables:
-                        notes = [n for item in projected for n in item.notes]
-                        await readmodels.add_notifications(conn, notes)
-                    if "views" in tables:
-                        await readmodels.put_views(conn, game_id, proj.state.version, views)
-                    if "tables" in tables:
-                        await readmodels.put_table(conn, proj.state.summary())
-                rebuilt = await _projector_rows(conn, game_id, tables)
-                report.games += 1
-                report.rows += sum(len(rows) for rows in rebuilt.values())
-                diffs = _diff(game_id, live, rebuilt)
-                report.differences += diffs
-                if diffs and not repair:
-                    raise _Rollback
-                report.replaced += 1
-        except _Rollback:
-            pass
+    for start in range(0, len(names), REBUILD_CHUNK):
+        chunk = [name[len(prefix) :] for name in names[start : start + REBUILD_CHUNK]]
+        await _rebuild_chunk(store, chunk, tables, repair, report)
     report.seconds = time.perf_counter() - began
     return report
+
+
+async def _rebuild_chunk(
+    store: EventStore,
+    games: list[str],
+    tables: Sequence[str],
+    repair: bool,
+    report: ProjectorReport,
+) -> None:
+    from cardroom_eventstore import readmodels
+    from cardroom_projector.service import checkpoint_name
+
+    async with store.tracking_many([checkpoint_name(g) for g in games]) as tracking:
+        conn = tracking.conn
+        done = {g: tracking.positions[checkpoint_name(g)] for g in games}
+        live = await _live_rows(conn, games, tables)
+        history: dict[str, list[dict[str, Any]]] = {g: [] for g in games}
+        for r in await conn.fetch(_HISTORY_SQL, games):
+            if r["version"] <= done[r["stream_id"]]:
+                history[r["stream_id"]].append(
+                    {
+                        "game": r["stream_id"],
+                        "game_type": r["stream_type"],
+                        "version": r["version"],
+                        "type": r["type"],
+                        "data": json.loads(r["data"]),
+                    }
+                )
+        replace: list[str] = []
+        notes: list[Any] = []
+        views: list[tuple[str, str, int, Any, Any]] = []
+        summaries: list[dict[str, Any]] = []
+        for g in games:
+            rebuilt, g_notes, g_views, g_summaries = _rebuilt_rows(g, history[g], tables)
+            report.games += 1
+            report.rows += sum(len(rows) for rows in rebuilt.values())
+            diffs = _diff(g, live[g], rebuilt)
+            report.differences += diffs
+            if diffs and not repair:
+                continue
+            report.replaced += 1
+            if diffs:
+                replace.append(g)
+                notes += g_notes
+                views += g_views
+                summaries += g_summaries
+        if replace:
+            for table in tables:
+                assert table in _LIVE_SQL, table  # a known name, safe in the statement
+                await conn.execute(f"DELETE FROM {table} WHERE game_id = ANY($1::text[])", replace)
+            await readmodels.write_batch(conn, notes, views, summaries)
+
+
+_HISTORY_SQL = (
+    "SELECT stream_id, stream_type, version, type, CAST(data AS text) AS data FROM events"
+    " WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, version"
+)
 
 
 class Projection(StrEnum):

@@ -197,9 +197,10 @@ async def test_excused_acks_stay_owed_but_hold_no_gate(store: EventStore) -> Non
     # (the away player's acks are still owed, but hold nothing: the game is open)
     assert await store.ack("g", 3, "a") == AckResult(accepted=True, released_gate=3, open=True)
     assert await store.gate_open("g")
-    # back, they acknowledge what they missed; that counts no gate down a second time
+    # back, they acknowledge what they missed: owed while away (so they are back), that
+    # counts no gate down a second time
     for version in (1, 2, 3):
-        assert await store.ack("g", version, "away") == AckResult(accepted=True)
+        assert await store.ack("g", version, "away") == AckResult(accepted=True, away=True)
     assert await store.pending_for_player("g", "away") == []
     assert await gate_rows(store, "g") == [(2, 0, True, False), (3, 0, True, False)]
     assert await store.excuse("g", []) == []
@@ -234,6 +235,13 @@ async def test_acks_in_one_batch_answer_as_one_after_the_other(store: EventStore
     assert await store.gate_open("h")
     assert sorted(await store.unhandled_releases()) == [("g", 1), ("g", 2), ("h", 1)]
     assert await store.ack_many([]) == []
+    # an ack owed while away (excused: it holds nothing) says so
+    await store.append(Append("m", "take5", 0, [ev("a", "away")]))
+    assert await store.excuse("m", ["away"]) == []
+    assert await store.ack_many([("m", 1, "away"), ("m", 1, "a")]) == [
+        AckResult(accepted=True, away=True),
+        AckResult(accepted=True, released_gate=1, open=True),
+    ]
     # a release while an older gate still waits is not open
     await store.append(Append("k", "take5", 0, [ev("a", "b")]))
     await store.append(Append("k", "take5", 1, [ev("c")]))

@@ -158,6 +158,30 @@ async def test_a_command_from_an_away_player_takes_the_seat_back(timed_stack: Ti
     assert state.away == ()
 
 
+async def test_an_ack_of_what_was_missed_takes_the_seat_back(timed_stack: TimedStack) -> None:
+    """An away player who acknowledges a notification owed while away is back (the
+    acktracker tells the gamemaster); other acks tell it nothing."""
+    stack = timed_stack
+    ann = recorded_bot(await stack.client("ann"))
+    ben = listener(await stack.client("ben"))
+    game = await ann.client.create("highcard", {"rounds": 50, "table": {"ack_timeout": 1}}, seats=2)
+    assert ann.bot is not None
+    ann.bot.watch(game, "highcard")
+    await ben.client.join(game)
+    await wait_until(lambda: bool(ben.recorder.seen.get(game)))
+    await gone(ben)
+    await wait_until(lambda: _has(stack, game, lambda r: r.type == "table.away"), timeout=30)
+    owed = await stack.store.pending_for_player(game, "ben")
+    assert owed
+    # ben acknowledges one of them on a connection that neither syncs nor acts
+    again = await stack.client("ben")
+    await again.ack(game, owed[-1])
+    await wait_until(lambda: _has(stack, game, lambda r: r.type == "table.back"), timeout=10)
+    records = await _stream(stack, game)
+    assert [r.data for r in records if r.type == "table.back"] == [{"player": "ben"}]
+    assert (await replayed(stack.store, game)).away == ()
+
+
 @pytest.mark.parametrize(
     "options",
     [{"ack_timeout": 0}, {"turn_timeout": -1}, {"nope": 1}, 5, {"ack_timeout": "soon"}],

@@ -338,9 +338,24 @@ class Client:
         self._after_ack = after_ack
 
     async def follow(self, game: str, *, sync: bool = True) -> None:
+        """Receive the game's notifications, after a sync (unless ``sync`` is False). A sync
+        refused "not now" (``unavailable``: the server is catching up with the game, or
+        restarting) is asked again, backing off, for at most the client's timeout."""
         self._feed(game)
-        if sync:
-            await self.sync(game)
+        if not sync:
+            return
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.timeout
+        delay = 0.02
+        while True:
+            try:
+                await self.sync(game)
+                return
+            except CardroomError as exc:
+                if exc.code != ErrorCode.UNAVAILABLE or loop.time() >= give_up:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
 
     def _feed(self, game: str) -> _Feed:
         feed = self._feeds.get(game)

@@ -95,11 +95,14 @@ class AckResult:
     ``open``: with a release, whether no gating acknowledgement at all was owed for the stream
     any more when this one committed (the gate is open, not just this gate released). It stays
     true until the next append, which changes the stream's version.
+    ``away``: the acknowledged notification was owed by an away player (excused, it held no
+    gate): whoever acknowledges it is back.
     """
 
     accepted: bool
     released_gate: int | None = None
     open: bool = False
+    away: bool = False  # the ack was owed while the player was away (it held no gate)
 
 
 class EventStoreError(Exception):

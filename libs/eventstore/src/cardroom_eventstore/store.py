@@ -281,6 +281,7 @@ u AS (
     RETURNING gates.version, gates.remaining
 )
 SELECT (SELECT count(*) FROM d) AS deleted, (SELECT version FROM u WHERE remaining = 0) AS released,
+       (SELECT gate_version FROM d) = 0 AS away,
        NOT EXISTS (
            SELECT 1 FROM pending_acks
            WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> 0
@@ -331,6 +332,7 @@ u AS (
     RETURNING g.version, g.remaining, c.last
 )
 SELECT a.i, EXISTS (SELECT 1 FROM d WHERE d.i = a.i) AS deleted, r.version AS released,
+       EXISTS (SELECT 1 FROM d WHERE d.i = a.i AND d.gate_version = 0) AS away,
        r.version IS NOT NULL AND NOT EXISTS (
            SELECT 1 FROM pending_acks p
            WHERE p.stream_id = a.stream_id AND p.gate_version <> 0
@@ -1036,7 +1038,10 @@ class EventStore:
             return AckResult(accepted=False)
         released = row["released"]
         return AckResult(
-            accepted=True, released_gate=released, open=released is not None and row["open"]
+            accepted=True,
+            released_gate=released,
+            open=released is not None and row["open"],
+            away=bool(row["away"]),
         )
 
     async def ack_many(self, acks: Sequence[tuple[str, int, str]]) -> list[AckResult]:
@@ -1062,7 +1067,12 @@ class EventStore:
                 if attempt == ACK_TRIES - 1:
                     raise
         return [
-            AckResult(accepted=True, released_gate=r["released"], open=bool(r["open"]))
+            AckResult(
+                accepted=True,
+                released_gate=r["released"],
+                open=bool(r["open"]),
+                away=bool(r["away"]),
+            )
             if r["deleted"]
             else AckResult(accepted=False)
             for r in rows

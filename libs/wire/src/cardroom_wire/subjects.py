@@ -93,6 +93,12 @@ class Subjects:
         return f"{self.root}.internal.timeout"
 
     @property
+    def back(self) -> str:
+        """acktracker -> gamemaster: an away player acknowledged something, so they are back,
+        ``{"game", "player"}`` (no reply)."""
+        return f"{self.root}.internal.back"
+
+    @property
     def reconcile(self) -> str:
         """timers -> gamemaster: evaluate a game's deadlines again, ``{"game"}``."""
         return f"{self.root}.internal.reconcile"

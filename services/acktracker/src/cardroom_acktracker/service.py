@@ -109,6 +109,14 @@ class AckTracker(Service):
             raise WireError(
                 ErrorCode.NOT_ADDRESSEE, f"version {ack.version} has nothing for you to ack"
             )
+        if result.away:  # an away player acknowledges: they are back
+            try:
+                await self.rt.broker.connection.publish(
+                    self.subjects.back,
+                    json.dumps({"game": game, "player": player}).encode(),
+                )
+            except Exception:  # their next sync or command marks them back
+                log.debug("back of %s in %s not sent", player, game, exc_info=True)
         if result.released_gate is not None:
             # the ack is durable now: answer at once, hand the release on in the background
             # (if it is lost, the gate stays unhandled in the store and the sweep resends it)

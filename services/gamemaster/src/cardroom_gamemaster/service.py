@@ -15,8 +15,10 @@ Time and presence (see ``cardroom_engine.table``):
   away (``table.away``); an away player's acks stop holding the gate (``EventStore.excuse``), and
   the house bot plays for them whenever the game waits for them;
 - an ack, a sync or a command from an away player marks them back (``table.back``): the
-  gamemaster listens to ``<root>.ack.*.*`` and ``<root>.sync.*.*`` in a queue group of its
-  own, without answering (the acktracker and the projector answer those);
+  gamemaster listens to ``<root>.sync.*.*`` in a queue group of its own, without answering
+  (the projector answers), and the acktracker tells it (``<root>.internal.back``) when an ack
+  was owed while away (only the acktracker knows; listening to every ack cost the gamemaster
+  two messages per event);
 - ``<root>.internal.reconcile`` evaluates a game again (deadlines, stuck away acks,
   follow-ups): the timers service asks for it when a crash skipped an evaluation.
 """
@@ -49,6 +51,7 @@ from cardroom_wire import (
     CreateTable,
     ErrorCode,
     GetTable,
+    InvalidId,
     JoinTable,
     ListTables,
     Register,
@@ -156,14 +159,16 @@ class Gamemaster(Service):
         serve(s.release, "release", self.on_release)
         serve(s.timeout, "timeout", self.on_timeout)
         serve(s.reconcile, "reconcile", self.on_reconcile)
-        for subject, title in ((s.ack_all, "presence-acks"), (s.sync_all, "presence-syncs")):
-            self.listen(
-                subject,
-                queue="gamemaster-presence",
-                title=title,
-                listener=self.on_presence,
-                max_workers=WORKERS,
-            )
+        # back from away: a sync (heard here too), or an ack of what they missed (the
+        # acktracker tells, since only it knows an ack was owed while away)
+        self.listen(
+            s.sync_all,
+            queue="gamemaster-presence",
+            title="presence-syncs",
+            listener=self.on_presence,
+            max_workers=WORKERS,
+        )
+        self.listen(s.back, queue="gamemaster", title="back", listener=self.on_back, max_workers=8)
 
     # -- loading -------------------------------------------------------------------------------
     def _lock(self, game: str) -> asyncio.Lock:
@@ -649,11 +654,14 @@ class Gamemaster(Service):
 
     # -- presence --------------------------------------------------------------------------------
     async def on_presence(self, subject: str, body: bytes) -> None:
-        """An ack or a sync from a player: if they are away, they are back."""
+        """A sync from a player: if they are away, they are back."""
         try:
             _, game, player = self.subjects.parse_input(subject)
         except Exception:
             return  # the answering service tells the sender what is wrong
+        await self._present(game, player)
+
+    async def _present(self, game: str, player: str) -> None:
         cached = self._cache.get(game)
         if cached is not None and player not in cached.state.away:
             return
@@ -666,6 +674,16 @@ class Gamemaster(Service):
                 log.debug("marking %s back in %s: storage unavailable", player, game)
             else:
                 log.exception("marking %s back in %s", player, game)
+
+    async def on_back(self, subject: str, body: bytes) -> None:
+        """``{"game", "player"}`` from the acktracker: an away player acknowledged."""
+        try:
+            payload = _internal(body, game=str, player=str)
+            check_id(payload["player"], "player id")
+        except (WireError, InvalidId):
+            log.warning("a malformed back message: %r", body[:200])
+            return
+        await self._present(payload["game"], payload["player"])
 
     async def mark_back(self, game: str, player: str) -> None:
         async with self._lock(game):

@@ -73,16 +73,17 @@ class Projection:
 class Projected:
     version: int
     notes: list[StoredNotification]
-    public: PublicUpdate
+    public: PublicUpdate | None  # None when not asked for (rebuilds publish nothing)
 
 
 def project_events(
-    proj: Projection | None, records: list[dict[str, Any]]
+    proj: Projection | None, records: list[dict[str, Any]], *, spectator: bool = True
 ) -> tuple[Projection, list[Projected], list[tuple[str, dict[str, Any], list[dict[str, Any]]]]]:
     """Fold events into a projection; return what to store and publish. Pure.
 
     ``records`` are events in the public schema (``type``, ``data``, ``version``, ...).
-    This is the projector's own code path, also used by replays and rebuilds.
+    This is the projector's own code path, also used by replays and rebuilds. ``spectator``:
+    compute each event's spectator view (published live; a rebuild has no use for it).
     """
     out: list[Projected] = []
     for rec in records:
@@ -103,8 +104,12 @@ def project_events(
                 proj.seqs[player] = seq
                 payload = proj.table.notification(state, player, seq, message)
                 notes.append(StoredNotification(state.game_id, player, seq, state.version, payload))
-        public = PublicUpdate(
-            game=state.game_id, version=state.version, view=proj.table.view(state, None)
+        public = (
+            PublicUpdate(
+                game=state.game_id, version=state.version, view=proj.table.view(state, None)
+            )
+            if spectator
+            else None
         )
         out.append(Projected(state.version, notes, public))
     assert proj is not None
@@ -271,7 +276,8 @@ class Projector(Service):
                 out = await self._project(conn, game, by_game[game], done, top, views, summaries)
                 for item in out:
                     notes.extend(item.notes)
-                    publics.append(item.public)
+                    if item.public is not None:
+                        publics.append(item.public)
                 moves[names[game]] = top
             await readmodels.write_batch(conn, notes, views, summaries)
             await tracking.advance(moves)
@@ -295,7 +301,7 @@ class Projector(Service):
             proj = None  # another projector instance moved this game on
         if proj is None and done > 0:
             history = await self.store.read_stream(game, 1, done)
-            proj, _, _ = project_events(None, [_public(r) for r in history])
+            proj, _, _ = project_events(None, [_public(r) for r in history], spectator=False)
             proj.seqs = await readmodels.last_seqs_raw(conn, game)
         before = proj.state if proj is not None else None
         fresh = {int(r["version"]): r for r in records if int(r["version"]) > done}
@@ -328,8 +334,12 @@ class Projector(Service):
                 raise WireError(ErrorCode.BAD_REQUEST, 'a sync request is {"type": "sync"}')
         found = await readmodels.get_view(self.store.engine, game, player)
         if found is None:
-            if await self.store.stream_version(game) == 0:
+            version = await self.store.stream_version(game)
+            if version == 0:
                 raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
+            if await self.store.checkpoint(checkpoint_name(game)) < version:
+                # the gamemaster tells players at once; this projection follows a moment later
+                raise WireError(ErrorCode.UNAVAILABLE, "the table is being brought up to date")
             raise WireError(ErrorCode.NOT_SEATED, "you are not seated at this table")
         version, view, actions = found
         # last_seq first: every notification up to it is then either acknowledged or still
