@@ -112,8 +112,13 @@ def build(root: str = "cardroom") -> dict[str, Any]:
     requests["projector"] = EventRecord.model_json_schema()  # it consumes the event stream
     requests["release"] = {
         "type": "object",
-        "description": "acktracker -> gamemaster: the gate of this version was released",
-        "properties": {"game": {"type": "string"}, "version": {"type": "integer"}},
+        "description": "acktracker -> gamemaster (published; a request gets an answer): "
+        "the gate of this version was released; `open`: no other gate held the game then",
+        "properties": {
+            "game": {"type": "string"},
+            "version": {"type": "integer"},
+            "open": {"type": "boolean"},
+        },
         "required": ["game", "version"],
     }
     # between services (gamemaster, timers); never granted to players
@@ -139,8 +144,14 @@ def build(root: str = "cardroom") -> dict[str, Any]:
         "properties": {"game": {"type": "string"}, "due": {"type": "number"}},
         "required": ["game", "due"],
     }
-    # the gamemaster also listens to acks and syncs (without answering): an away player is back
-    requests["presence-acks"] = requests["acks"]
+    requests["back"] = {
+        "type": "object",
+        "description": "acktracker -> gamemaster (no reply): an away player acknowledged "
+        "something owed while away, so they are back",
+        "properties": {"game": {"type": "string"}, "player": {"type": "string"}},
+        "required": ["game", "player"],
+    }
+    # the gamemaster also listens to syncs (without answering): an away player is back
     requests["presence-syncs"] = requests["sync"]
     for title, schema in requests.items():
         name = f"{title.title().replace('-', '')}Request"

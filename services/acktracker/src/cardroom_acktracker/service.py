@@ -4,7 +4,7 @@ An ack names the event version it acknowledges. The store removes the pending ro
 gate down under a row lock, so the last of several concurrent acks, and only it, releases the
 gate. Acks that arrive while a statement is being written wait and go together in the next one
 (``EventStore.ack_many``): a quiet table waits for nothing, a busy room writes one statement for
-many acks. The release is then handed to a gamemaster (request/reply); a release that no
+many acks. The release is then handed to a gamemaster (published); a release that no
 gamemaster confirmed (one crashed, NATS was away) stays "unhandled" in the store and is sent
 again by a sweep, and the gamemaster ignores a release it has already handled.
 
@@ -61,7 +61,6 @@ class AckTracker(Service):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._sweeper: asyncio.Task[None] | None = None
-        self._releasing: set[asyncio.Task[bool]] = set()
         self._batcher: Batcher[tuple[str, int, str], AckResult] | None = None
 
     @property
@@ -86,8 +85,6 @@ class AckTracker(Service):
     async def stop(self) -> None:
         if self._batcher is not None:
             await self._batcher.close()
-        for task in list(self._releasing):
-            task.cancel()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -118,34 +115,28 @@ class AckTracker(Service):
             except Exception:  # their next sync or command marks them back
                 log.debug("back of %s in %s not sent", player, game, exc_info=True)
         if result.released_gate is not None:
-            # the ack is durable now: answer at once, hand the release on in the background
-            # (if it is lost, the gate stays unhandled in the store and the sweep resends it)
-            task = asyncio.create_task(
-                self.release(game, result.released_gate, is_open=result.open)
-            )
-            self._releasing.add(task)
-            task.add_done_callback(self._releasing.discard)
+            # the ack is durable now: hand the release on and answer (if the release is lost,
+            # the gate stays unhandled in the store and the sweep sends it again)
+            await self.release(game, result.released_gate, is_open=result.open)
         return ok(version=ack.version)
 
-    async def release(self, game: str, version: int, *, is_open: bool = False) -> bool:
-        """Ask a gamemaster to run the follow-up of a released gate (``open``: nothing else
-        held the game when the gate was released, which saves the gamemaster a look)."""
+    async def release(self, game: str, version: int, *, is_open: bool = False) -> None:
+        """Tell a gamemaster to run the follow-up of a released gate (``open``: nothing else
+        held the game when the gate was released, which saves the gamemaster a look).
+
+        Published, not requested: whether a gamemaster handled it is in the store (the gate's
+        handled mark), and the sweep sends every unhandled release again. Waiting for each
+        answer cost a message and a wait per transition.
+        """
         body: dict[str, object] = {"game": game, "version": version}
         if is_open:
             body["open"] = True
         try:
-            reply = await self.rt.broker.request(
-                json.dumps(body).encode(),
-                self.subjects.release,
-                timeout=10.0,
+            await self.rt.broker.connection.publish(
+                self.subjects.release, json.dumps(body).encode()
             )
-        except Exception as exc:  # no gamemaster right now: the sweep sends it again
-            log.warning("release %s@%s not delivered: %s", game, version, exc)
-            return False
-        answer = json.loads(reply.body)
-        if not answer.get("ok"):
-            log.warning("release %s@%s refused: %s", game, version, answer.get("error"))
-        return bool(answer.get("ok"))
+        except Exception as exc:  # NATS away: the sweep sends it again
+            log.warning("release %s@%s not sent: %s", game, version, exc)
 
     async def _sweep(self) -> None:
         while True:

@@ -76,7 +76,7 @@ CACHE_SIZE = 10_000
 RETRIES = 5
 WORKERS = 64  # requests handled at once; one game's are serialised by its lock
 APPEND_BATCH = 256  # appends (of as many games) per statement at most
-SYNC_DELAY = 0.25  # seconds a game's deadline write waits for more versions to share it
+SYNC_DELAY = 1.0  # seconds a game's deadline write waits at most for more versions to share it
 ADVANCE_LIMIT = 10_000  # appends in a row without anyone present to acknowledge (a runaway game)
 
 
@@ -361,19 +361,24 @@ class Gamemaster(Service):
 
         Deadlines are best effort either way (a lost write is found by the timers service,
         which asks for a reconcile) and a write never goes back a version. One writer per game
-        at a time; it waits ``SYNC_DELAY`` first, so the versions of a game in quick play
-        share one write (due times are counted from the events' recorded times, so waiting
-        moves none), then writes the newest state it was handed, and goes round again if a
-        newer one came while it wrote.
+        at a time; it waits first, so the versions of a game in quick play share one write
+        (due times are counted from the events' recorded times, so waiting moves none): a
+        quarter of the game's shortest deadline, at most ``SYNC_DELAY``. Then it writes the
+        newest state it was handed, and goes round again if a newer one came while it wrote.
         """
         game = loaded.state.game_id
         self._sync_wanted[game] = loaded
         running = self._syncing.get(game)
         if running is None or running.done():
-            self._syncing[game] = asyncio.create_task(self._sync_pending(game))
+            state = loaded.state
+            soonest = [d.seconds for d in loaded.table.deadlines(state)]
+            if state.options.ack_timeout is not None:
+                soonest.append(state.options.ack_timeout)
+            delay = min([SYNC_DELAY, *(s / 4 for s in soonest)])
+            self._syncing[game] = asyncio.create_task(self._sync_pending(game, delay))
 
-    async def _sync_pending(self, game: str) -> None:
-        await asyncio.sleep(SYNC_DELAY)
+    async def _sync_pending(self, game: str, delay: float) -> None:
+        await asyncio.sleep(max(delay, 0.0))
         while (loaded := self._sync_wanted.pop(game, None)) is not None:
             await self._sync(loaded)
         self._syncing.pop(game, None)  # no await since the check above: nothing slipped in
