@@ -10,11 +10,13 @@ with its reason. Each game's projector checkpoint is then set to its last versio
 projector had projected everything.
 
 - rebuild: ``cardroom rebuild projector``'s code path,
-  ``cardroom.analytics_cli.rebuild_projector(store, repair=True)`` over every game: per game,
-  one transaction that reads the live rows, deletes them, reads the game's events, runs
-  ``cardroom_projector.project_events``, writes notifications, views and the table row, reads
-  them back and compares. Pass 1 starts from empty read models (the headline figure); pass 2
-  rebuilds again over the rows of pass 1 (the operator's verify case, rows equal).
+  ``cardroom.analytics_cli.rebuild_projector(store, repair=True)`` over every game: per chunk
+  of 100 games, one transaction that locks their checkpoints, reads their live rows and their
+  events (one statement each), runs ``cardroom_projector.project_events`` per game, compares
+  in memory, and replaces the rows of the games that differ (one delete per table, one insert
+  per kind of row). Pass 1 starts from empty read models (the headline figure: every game is
+  written); pass 2 rebuilds again over the rows of pass 1 (the operator's verify case, rows
+  equal, nothing written).
 - floor (the raw scan): ``SELECT * FROM events ORDER BY position`` with asyncpg, every row
   fetched; the median of 2 scans before and 2 after the rebuilds.
 - the split of the rebuild (a profile in figures): reading every game's events through
