@@ -269,7 +269,8 @@ def lower_priority() -> None:
 
     ``cardroom serve`` calls it when every service it runs is a :attr:`Service.background`
     follower. (Under docker-compose each service has a container, and the containers' CPU
-    weights decide instead: see deploy/docker-compose.yml.)
+    weights decide instead: the followers have ``cpu_shares: 256`` in
+    deploy/docker-compose.yml, a quarter of the default.)
     """
     raw = os.environ.get("CARDROOM_BACKGROUND_NICE", "").strip()
     step = int(raw) if raw else 10
