@@ -197,6 +197,11 @@ class Client:
         self.token = str(reply["token"])
         return self.token
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
     async def close(self) -> None:
         self._closed = True
         for feed in self._feeds.values():

@@ -78,6 +78,10 @@ class BotPlayer:
             self.commands += 1
         except CardroomError as exc:
             log.debug("%s: %s refused: %s", self.player, command, exc)
+        except Exception:
+            if not self.client.closed:
+                raise
+            # the player left while this choice was on its way: nothing to send it on
 
     async def close(self) -> None:
         for task in self._acting.values():
