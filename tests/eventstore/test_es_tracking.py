@@ -121,3 +121,29 @@ async def test_two_trackers_of_one_name_serialize(projected: EventStore) -> None
         await first.advance(42)
     await task
     assert seen_by_second == [42]
+
+
+async def test_many_tracking_records_commit_or_roll_back_together(store: EventStore) -> None:
+    """tracking_many: several checkpoints in one transaction with the writes made on it."""
+    async with store.tracking_many(["b", "a"]) as tracking:
+        assert tracking.positions == {"a": 0, "b": 0}
+        await tracking.conn.execute("CREATE TABLE test_many (name text)")
+        await tracking.advance({"a": 3, "b": 5})
+    assert (await store.checkpoint("a"), await store.checkpoint("b")) == (3, 5)
+
+    async def fail_after_writing() -> None:
+        async with store.tracking_many(["a", "b", "c"]) as tracking:
+            assert tracking.positions == {"a": 3, "b": 5, "c": 0}
+            await tracking.conn.execute("INSERT INTO test_many VALUES ('lost')")
+            await tracking.advance({"a": 4, "c": 1})
+            raise Boom
+
+    with pytest.raises(Boom):
+        await fail_after_writing()
+    assert (await store.checkpoint("a"), await store.checkpoint("c")) == (3, 0)
+    async with store.engine.connect() as conn:
+        assert await conn.scalar(text("SELECT count(*) FROM test_many")) == 0
+
+    async with store.tracking_many(["a"]) as tracking:
+        with pytest.raises(ValueError, match="cannot go back"):
+            await tracking.advance({"a": 2})

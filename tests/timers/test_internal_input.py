@@ -51,3 +51,34 @@ async def test_bad_internal_requests_change_nothing(
         await nc.close()
     assert await stack.store.stream_version(game) == before
     assert (await alice.table(game))["status"] == "lobby"  # and it still answers
+
+
+async def test_bad_back_messages_change_nothing(timed_stack: TimedStack) -> None:
+    """``<root>.internal.back`` gets no reply: a malformed one, or one naming nobody, is
+    dropped; the game is unchanged and the gamemaster keeps serving."""
+    stack = timed_stack
+    subjects = Subjects(stack.root)
+    alice = await stack.client("alice")
+    game = await alice.create("highcard", {"rounds": 1}, seats=2)
+    before = await stack.store.read_stream(game)
+    nc = await nats.connect(stack.nats_url)
+    try:
+        for body in (
+            b"not json",
+            b"[]",
+            b'{"game": "g1"}',
+            b'{"game": "no such/id", "player": "bob"}',
+            json.dumps({"game": game, "player": "bad id!"}).encode(),
+            json.dumps({"game": game, "player": "nobody"}).encode(),
+            json.dumps({"game": "nogame", "player": "bob"}).encode(),
+        ):
+            await nc.publish(subjects.back, body)
+        await nc.flush()
+        # the gamemaster still answers
+        stale = {"game": game, "version": len(before) + 5, "key": "turn:1"}
+        reply = json.loads((await nc.request(subjects.timeout, json.dumps(stale).encode())).data)
+        assert reply["ok"] is True
+    finally:
+        await nc.close()
+    assert await stack.store.read_stream(game) == before
+    assert (await alice.table(game))["status"] == "lobby"

@@ -1,9 +1,10 @@
 """Read models built from the events by the projector, and read by the lobby and the sync.
 
 They live beside the event store (one database, one Alembic history) so that any service can
-read them through this module without importing another service. Only the projector writes
-them, always inside a tracking transaction (see ``EventStore.tracking``), so they are exactly
-as fresh as the projector's checkpoint and can be dropped and rebuilt from the events.
+read them through this module without importing another service. Only the projector (and
+``cardroom rebuild``) writes them, always inside a tracking transaction (see
+``EventStore.tracking_many``), so they are exactly as fresh as the projector's checkpoints and
+can be dropped and rebuilt from the events.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 import sqlalchemy as sa
 from asyncpg import Record
 from asyncpg.pool import PoolConnectionProxy
-from sqlalchemy.dialects.postgresql import JSONB, insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from .hot import Statement
 
@@ -68,75 +69,7 @@ class StoredNotification:
     payload: dict[str, Any]
 
 
-# -- writes (projector, inside its tracking transaction) ------------------------------------
-
-
-async def add_notifications(conn: AsyncConnection, rows: Sequence[StoredNotification]) -> None:
-    if rows:
-        await conn.execute(
-            notifications.insert(),
-            [
-                {
-                    "game_id": r.game_id,
-                    "player_id": r.player_id,
-                    "seq": r.seq,
-                    "version": r.version,
-                    "payload": r.payload,
-                }
-                for r in rows
-            ],
-        )
-
-
-def _upsert_views() -> Any:
-    stmt = insert(views)
-    return stmt.on_conflict_do_update(
-        index_elements=[views.c.game_id, views.c.player_id],
-        set_={
-            "version": stmt.excluded.version,
-            "view": stmt.excluded.view,
-            "actions": stmt.excluded.actions,
-        },
-    )
-
-
-def _upsert_table() -> Any:
-    stmt = insert(tables)
-    return stmt.on_conflict_do_update(
-        index_elements=[tables.c.game_id],
-        set_={
-            "status": stmt.excluded.status,
-            "summary": stmt.excluded.summary,
-            "version": stmt.excluded.version,
-            "updated_at": sa.func.now(),
-        },
-    )
-
-
-# Built once: one statement run with a list of parameter sets compiles once and is cached
-# (a multi-row VALUES built per call would be compiled again every time).
-UPSERT_VIEWS = _upsert_views()
-UPSERT_TABLE = _upsert_table()
-
-
-async def put_views(
-    conn: AsyncConnection,
-    game_id: str,
-    version: int,
-    rows: Sequence[tuple[str, dict[str, Any], list[dict[str, Any]]]],
-) -> None:
-    """Upsert ``(player, view, actions)`` rows of one game."""
-    if rows:
-        await conn.execute(
-            UPSERT_VIEWS,
-            [
-                {"game_id": game_id, "player_id": p, "version": version, "view": v, "actions": a}
-                for p, v, a in rows
-            ],
-        )
-
-
-# -- batched writes on a raw asyncpg connection (the projector's hot path) ---------------------
+# -- writes (the projector's batches, inside its tracking transaction; raw asyncpg) ----------
 
 _ADD_NOTIFICATIONS = Statement(
     """
@@ -220,36 +153,9 @@ async def write_batch(
         await conn.execute(_PUT_TABLE.sql, *_PUT_TABLE.args(params))
 
 
-async def last_seqs_raw(conn: PoolConnectionProxy[Record], game_id: str) -> dict[str, int]:
+async def last_seqs(conn: PoolConnectionProxy[Record], game_id: str) -> dict[str, int]:
     rows = await conn.fetch(_LAST_SEQS.sql, *_LAST_SEQS.args({"game": game_id}))
     return {str(r["player_id"]): int(r["seq"]) for r in rows}
-
-
-async def put_table(conn: AsyncConnection, summary: dict[str, Any]) -> None:
-    await conn.execute(
-        UPSERT_TABLE,
-        {
-            "game_id": summary["game"],
-            "game_type": summary["game_type"],
-            "status": summary["status"],
-            "summary": summary,
-            "version": summary["version"],
-        },
-    )
-
-
-async def last_seqs(conn: AsyncConnection, game_id: str) -> dict[str, int]:
-    rows = await conn.execute(
-        sa.select(notifications.c.player_id, sa.func.max(notifications.c.seq))
-        .where(notifications.c.game_id == game_id)
-        .group_by(notifications.c.player_id)
-    )
-    return {p: int(s) for p, s in rows}
-
-
-async def clear_game(conn: AsyncConnection, game_id: str) -> None:
-    for table in (notifications, views, tables):
-        await conn.execute(table.delete().where(table.c.game_id == game_id))
 
 
 # -- reads (sync, lobby, acks) ----------------------------------------------------------------

@@ -244,10 +244,6 @@ class Projector(Service):
             except Exception:  # lost: the event comes again, and changes nothing then
                 log.debug("ack of %s not sent", msg.subject, exc_info=True)
 
-    async def handle(self, record: dict[str, Any]) -> None:
-        """Project one event in a transaction of its own."""
-        await self.handle_many([record])
-
     async def handle_many(self, records: list[dict[str, Any]]) -> None:
         """Project events of any games in one transaction with their games' checkpoints.
 
@@ -302,7 +298,7 @@ class Projector(Service):
         if proj is None and done > 0:
             history = await self.store.read_stream(game, 1, done)
             proj, _, _ = project_events(None, [_public(r) for r in history], spectator=False)
-            proj.seqs = await readmodels.last_seqs_raw(conn, game)
+            proj.seqs = await readmodels.last_seqs(conn, game)
         before = proj.state if proj is not None else None
         fresh = {int(r["version"]): r for r in records if int(r["version"]) > done}
         if sorted(fresh) != list(range(done + 1, top + 1)):
