@@ -130,8 +130,8 @@ async def test_a_silent_player_is_played_by_the_house_after_the_turn_timeout(
     assert contiguous(ben.recorder.seqs(game))
 
 
-async def test_a_command_from_an_away_player_takes_the_seat_back(timed_stack: TimedStack) -> None:
-    stack = timed_stack
+async def _ben_away(stack: TimedStack) -> str:
+    """ann (a bot) and ben play; ben leaves without a word and is marked away; the game id."""
     ann = recorded_bot(await stack.client("ann"))
     ben = listener(await stack.client("ben"))
     game = await ann.client.create("highcard", {"rounds": 50, "table": {"ack_timeout": 1}}, seats=2)
@@ -141,6 +141,12 @@ async def test_a_command_from_an_away_player_takes_the_seat_back(timed_stack: Ti
     await wait_until(lambda: bool(ben.recorder.seen.get(game)))
     await gone(ben)  # without a word
     await wait_until(lambda: _has(stack, game, lambda r: r.type == "table.away"), timeout=30)
+    return game
+
+
+async def test_a_command_from_an_away_player_takes_the_seat_back(timed_stack: TimedStack) -> None:
+    stack = timed_stack
+    game = await _ben_away(stack)
     # ben is back with a command, on a connection that neither syncs nor acknowledges
     again = await stack.client("ben")
     code = "ok"
@@ -162,15 +168,7 @@ async def test_an_ack_of_what_was_missed_takes_the_seat_back(timed_stack: TimedS
     """An away player who acknowledges a notification owed while away is back (the
     acktracker tells the gamemaster); other acks tell it nothing."""
     stack = timed_stack
-    ann = recorded_bot(await stack.client("ann"))
-    ben = listener(await stack.client("ben"))
-    game = await ann.client.create("highcard", {"rounds": 50, "table": {"ack_timeout": 1}}, seats=2)
-    assert ann.bot is not None
-    ann.bot.watch(game, "highcard")
-    await ben.client.join(game)
-    await wait_until(lambda: bool(ben.recorder.seen.get(game)))
-    await gone(ben)
-    await wait_until(lambda: _has(stack, game, lambda r: r.type == "table.away"), timeout=30)
+    game = await _ben_away(stack)
     owed = await stack.store.pending_for_player(game, "ben")
     assert owed
     # ben acknowledges one of them on a connection that neither syncs nor acts

@@ -249,7 +249,7 @@ ev AS (
     ORDER BY e.k
     RETURNING position, stream_id, version, recorded_at
 )
-SELECT b.i, s.i IS NOT NULL AS ok,
+SELECT b.i, s.i IS NOT NULL AS stream_ok,
        s.i IS NULL AND b.command_id IS NOT NULL AND EXISTS (
            SELECT 1 FROM commands c
            WHERE c.stream_id = b.stream_id AND c.command_id = b.command_id
@@ -640,12 +640,23 @@ class EventStore:
             rows = await self.hot.fetch(_APPEND_ONE, params)
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise EventStoreError(f"event not appended: {exc}") from exc
+        outcome = await self._outcome(batch, rows)
+        if isinstance(outcome, EventStoreError):
+            raise outcome
+        return outcome
+
+    async def _outcome(
+        self, batch: Append, rows: Sequence[asyncpg.Record]
+    ) -> list[RecordedEvent] | EventStoreError:
+        """One append's result from its rows of a one-statement append: ``stream_ok`` and
+        ``duplicate`` (the same on every row), and per event ``position``, ``version`` and
+        ``recorded_at`` (one row with nulls when nothing was inserted)."""
         head = rows[0]
         if not head["stream_ok"]:
             if head["duplicate"]:
-                raise DuplicateCommand(batch.stream_id, batch.command_id or "")
+                return DuplicateCommand(batch.stream_id, batch.command_id or "")
             async with self._autocommit.connect() as conn:
-                raise await self._conflict(conn, batch)
+                return await self._conflict(conn, batch)
         return [
             RecordedEvent(
                 position=row["position"],
@@ -720,33 +731,7 @@ class EventStore:
         by_batch: dict[int, list[asyncpg.Record]] = {}
         for row in rows:
             by_batch.setdefault(int(row["i"]), []).append(row)
-        results: list[list[RecordedEvent] | EventStoreError] = []
-        for i, batch in enumerate(batches, start=1):
-            mine = by_batch[i]
-            if not mine[0]["ok"]:
-                if mine[0]["duplicate"]:
-                    results.append(DuplicateCommand(batch.stream_id, batch.command_id or ""))
-                else:
-                    async with self._autocommit.connect() as conn:
-                        results.append(await self._conflict(conn, batch))
-                continue
-            results.append(
-                [
-                    RecordedEvent(
-                        position=row["position"],
-                        stream_id=batch.stream_id,
-                        stream_type=batch.stream_type,
-                        version=row["version"],
-                        event_id=event.event_id,
-                        type=event.type,
-                        data=event.data,
-                        metadata=event.metadata,
-                        recorded_at=row["recorded_at"],
-                    )
-                    for row, event in zip(mine if batch.events else [], batch.events, strict=True)
-                ]
-            )
-        return results
+        return [await self._outcome(batch, by_batch[i]) for i, batch in enumerate(batches, start=1)]
 
     async def append_each(
         self, batches: Sequence[Append]
