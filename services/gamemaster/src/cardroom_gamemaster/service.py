@@ -555,7 +555,7 @@ class Gamemaster(Service):
         game, version = payload["game"], payload["version"]
         # the acktracker saw no gating ack owed at all once this gate was released; true
         # while the game is at that version (see AckResult.open)
-        said_open = decode_json(body).get("open") is True
+        said_open = payload.get("open") is True
         for attempt in range(RETRIES):
             async with self._lock(game):
                 loaded = await self.load(game, fresh=attempt > 0 or self._behind(game, version))
@@ -700,18 +700,17 @@ class Gamemaster(Service):
 
 
 def _internal(body: bytes, **fields: type) -> dict[str, Any]:
-    """Parse a request between services: a JSON object with these typed fields."""
+    """Parse a request between services: a JSON object with these typed fields (the
+    object is returned whole, so optional fields can be read from it too)."""
     payload = decode_json(body)
     if not isinstance(payload, dict):
         raise WireError(ErrorCode.BAD_REQUEST, "a JSON object is expected")
-    out: dict[str, Any] = {}
     for name, kind in fields.items():
         value = payload.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):
             raise WireError(ErrorCode.BAD_REQUEST, f"{name}: a {kind.__name__} is expected")
-        out[name] = value
-    check_id(out["game"], "game id")
-    return out
+    check_id(payload["game"], "game id")
+    return payload
 
 
 __all__ = ["Gamemaster", "Rejection"]

@@ -200,7 +200,8 @@ class Projector(Service):
             return  # not acknowledged: delivered again
         try:
             record = json.loads(msg.data)
-            record["game"], int(record["version"])
+            if not isinstance(record["game"], str) or not isinstance(record["version"], int):
+                raise TypeError("game and version")
         except Exception:
             log.error("dropping a malformed event on %s", msg.subject)
             await msg.term()  # it would fail every time: JetStream must not deliver it again
