@@ -98,6 +98,12 @@ class Scalar:
         return cls(_from_hex(text, SCALAR_BYTES, "scalar"))
 
     @classmethod
+    def from_hex_unchecked(cls, text: str) -> Scalar:
+        """Decode hex that :meth:`from_hex` accepted before (e.g. a move read back from the
+        accepted moves of a game), without checking it again. Never for untrusted input."""
+        return _scalar_unchecked(bytes.fromhex(text))
+
+    @classmethod
     def reduce(cls, wide: bytes) -> Scalar:
         """Reduce 64 bytes (e.g. a SHA-512 digest) modulo ℓ."""
         if len(wide) != 64:
@@ -166,6 +172,13 @@ class Point:
     @classmethod
     def from_hex(cls, text: object) -> Point:
         return cls(_from_hex(text, POINT_BYTES, "point"))
+
+    @classmethod
+    def from_hex_unchecked(cls, text: str) -> Point:
+        """Decode hex that :meth:`from_hex` accepted before (e.g. a move read back from the
+        accepted moves of a game), without the costly subgroup check. Never for untrusted
+        input: it is what keeps small-order points out."""
+        return _point_unchecked(bytes.fromhex(text))
 
     def hex(self) -> str:
         return self.value.hex()

@@ -107,6 +107,17 @@ class PublicKeys:
             tuple(DlogProof.from_json(p) for p in proofs),
         )
 
+    @classmethod
+    def from_json_unchecked(cls, data: Any) -> PublicKeys:
+        """:meth:`from_json` of keys it accepted before, without checking them again (see
+        ``Point.from_hex_unchecked``): for folding accepted moves, never for a command."""
+        return cls(
+            Point.from_hex_unchecked(data["shuffle"]),
+            tuple(Point.from_hex_unchecked(c) for c in data["cards"]),
+            DlogProof.from_json_unchecked(data["shuffle_proof"]),
+            tuple(DlogProof.from_json_unchecked(p) for p in data["card_proofs"]),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class PlayerSecrets:

@@ -48,6 +48,7 @@ __all__ = [
     "MaskedCard",
     "add_key",
     "deck_from_json",
+    "deck_from_json_unchecked",
     "deck_to_json",
     "open_deck",
     "partial_unmask",
@@ -90,6 +91,16 @@ class MaskedCard:
         if card.pk.is_identity and not card.epk.is_identity:
             raise EncodingError("masked card: an open card must have epk = identity")
         return card
+
+    @classmethod
+    def from_json_unchecked(cls, data: Any) -> MaskedCard:
+        """:meth:`from_json` of a card it accepted before, without checking it again (see
+        ``Point.from_hex_unchecked``): for folding accepted moves, never for a command."""
+        return cls(
+            Point.from_hex_unchecked(data["epk"]),
+            Point.from_hex_unchecked(data["msg"]),
+            Point.from_hex_unchecked(data["pk"]),
+        )
 
 
 Deck = tuple[MaskedCard, ...]
@@ -155,3 +166,9 @@ def deck_from_json(data: Any, *, max_size: int = MAX_DECK_SIZE) -> Deck:
     if len(data) > max_size:
         raise EncodingError(f"deck: more than {max_size} cards")
     return tuple(MaskedCard.from_json(item) for item in data)
+
+
+def deck_from_json_unchecked(data: Any) -> Deck:
+    """:func:`deck_from_json` of a deck it accepted before, not checked again (see
+    ``MaskedCard.from_json_unchecked``)."""
+    return tuple(MaskedCard.from_json_unchecked(item) for item in data)

@@ -53,6 +53,10 @@ def _proof_fields(data: object, what: str) -> tuple[Scalar, Scalar]:
     return Scalar.from_hex(data["e"]), Scalar.from_hex(data["z"])
 
 
+def _proof_fields_unchecked(data: Any) -> tuple[Scalar, Scalar]:
+    return Scalar.from_hex_unchecked(data["e"]), Scalar.from_hex_unchecked(data["z"])
+
+
 @dataclass(frozen=True, slots=True)
 class DlogProof:
     """Schnorr proof of knowledge of a discrete logarithm."""
@@ -66,6 +70,11 @@ class DlogProof:
     @classmethod
     def from_json(cls, data: Any) -> DlogProof:
         return cls(*_proof_fields(data, "dlog proof"))
+
+    @classmethod
+    def from_json_unchecked(cls, data: Any) -> DlogProof:
+        """:meth:`from_json` of a proof it accepted before (see ``Scalar.from_hex_unchecked``)."""
+        return cls(*_proof_fields_unchecked(data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +90,11 @@ class DleqProof:
     @classmethod
     def from_json(cls, data: Any) -> DleqProof:
         return cls(*_proof_fields(data, "dleq proof"))
+
+    @classmethod
+    def from_json_unchecked(cls, data: Any) -> DleqProof:
+        """:meth:`from_json` of a proof it accepted before (see ``Scalar.from_hex_unchecked``)."""
+        return cls(*_proof_fields_unchecked(data))
 
 
 def prove_dlog(secret: Scalar, *, context: bytes, base: Point | None = None) -> DlogProof:

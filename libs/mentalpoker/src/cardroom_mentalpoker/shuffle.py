@@ -137,6 +137,12 @@ class ShuffleOpening:
             raise EncodingError("shuffle opening: perm is not a permutation")
         return cls(tuple(perm), tuple(Scalar.from_hex(s) for s in nonces))
 
+    @classmethod
+    def from_json_unchecked(cls, data: Any) -> ShuffleOpening:
+        """:meth:`from_json` of an opening it accepted before, without checking it again (see
+        ``Scalar.from_hex_unchecked``): for folding accepted moves, never for a command."""
+        return cls(tuple(data["perm"]), tuple(Scalar.from_hex_unchecked(s) for s in data["nonces"]))
+
 
 @dataclass(frozen=True, slots=True)
 class ShuffleProof:

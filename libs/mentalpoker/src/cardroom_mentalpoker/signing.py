@@ -37,6 +37,7 @@ __all__ = [
     "canonical_json",
     "check_move",
     "move_message",
+    "plain_state_hash",
     "sign_move",
     "state_hash",
     "verify_key_hex",
@@ -76,20 +77,28 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"canonical JSON: cannot encode {type(value).__name__}")
 
 
+def _dumps(plain: Any) -> bytes:
+    return json.dumps(
+        plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
 def canonical_json(value: Any) -> bytes:
     """The canonical UTF-8 JSON encoding of ``value`` (see the module docstring)."""
-    return json.dumps(
-        _plain(value),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    ).encode("utf-8")
+    return _dumps(_plain(value))
 
 
 def state_hash(state: Any) -> str:
     """SHA-256 over the canonical encoding of ``state``, as 64 lowercase hex digits."""
     return hashlib.sha256(canonical_json(state)).hexdigest()
+
+
+def plain_state_hash(state: Any) -> str:
+    """:func:`state_hash` of a value that is plain JSON already (dicts with string keys,
+    lists, strings, ints, bools, None; no floats), such as moves :func:`canonical_json`
+    encoded before: the same digest without converting and checking every item again.
+    Other values give a digest that :func:`state_hash` would not (or refuse)."""
+    return hashlib.sha256(_dumps(state)).hexdigest()
 
 
 def _check_hash(value: object, what: str) -> str:

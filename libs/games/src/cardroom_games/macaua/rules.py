@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from cardroom_engine import (
     BotFactory,
@@ -71,10 +71,12 @@ from cardroom_mentalpoker import (
     check_move,
     check_shuffle_step,
     deck_from_json,
+    deck_from_json_unchecked,
     decode_card,
     key_matches,
     open_deck,
     partial_unmask,
+    plain_state_hash,
     proof_context,
     standard_deal,
     state_hash,
@@ -98,6 +100,24 @@ CARD_MISMATCH = "card_mismatch"
 
 MOVE = "move"
 DECK_SIZE = len(MACAUA_CARDS)
+
+_D = TypeVar("_D")
+
+if TYPE_CHECKING:
+    from dataclasses import replace as _update  # type-checked as dataclasses.replace
+else:
+
+    def _update(obj: _D, /, **changes: Any) -> _D:
+        """``dataclasses.replace`` without running ``__init__`` over every field again: folding
+        calls it several times per event, and for MacauaState's 28 fields replace is ~8x
+        slower. Only for these frozen dataclasses (no ``__post_init__``, no slots)."""
+        if not changes.keys() <= obj.__dataclass_fields__.keys():
+            raise TypeError(f"unknown fields {sorted(changes.keys() - obj.__dataclass_fields__)}")
+        new = object.__new__(type(obj))
+        new.__dict__.update(obj.__dict__)
+        new.__dict__.update(changes)
+        return new
+
 
 Phase = Literal["setup", "keys", "shuffle", "mask", "deal", "play", "draw", "audit", "over"]
 Pos = tuple[int, int]  # (deck number, position in that deck)
@@ -143,6 +163,22 @@ class DeckState:
 
 @dataclass(frozen=True)
 class PendingShuffle:
+    """A shuffle whose proof comes in parts. Kept as the JSON that was accepted: only decide
+    reads it (:func:`_accepted_shuffle`, to check the last part), so folding never parses it."""
+
+    player: str
+    move: Mapping[str, Any]
+    """The first part's move (cards, keyed, key_proofs, digest, rounds, openings)."""
+    size: int
+    rounds: int
+    openings: tuple[Any, ...] = ()
+    """Every opening so far, as JSON."""
+
+
+@dataclass(frozen=True)
+class ShuffleClaim:
+    """A shuffle move parsed for its check."""
+
     player: str
     cards: tuple[MaskedCard, ...]
     keyed: tuple[Point, ...]
@@ -212,7 +248,13 @@ def _positions_of(data: Any, what: str) -> list[dict[str, Any]]:
 
 
 def _next_hash(previous: str, signed: Mapping[str, Any]) -> str:
-    return state_hash({"prev": previous, "move": dict(signed)})
+    chained = {"prev": previous, "move": dict(signed)}
+    # decide accepted the move only after canonical_json encoded it (for its signature) and
+    # the event keeps that plain form, so plain_state_hash gives the same digest without a
+    # second pass over a large proof; the envelope (its signer is unsigned) is looked at here
+    if all(isinstance(v, (str, int)) for k, v in signed.items() if k != "move"):
+        return plain_state_hash(chained)
+    return state_hash(chained)
 
 
 def genesis_hash(binding: str, seats: Sequence[str], config: MacauaConfig) -> str:
@@ -267,7 +309,7 @@ class Macaua(GameRules[MacauaState]):
         return MacauaState(config=config, seats=tuple(seats))
 
     def bind_table(self, state: MacauaState, game_id: str) -> MacauaState:
-        return replace(state, table=game_id)
+        return _update(state, table=game_id)
 
     def start(self, state: MacauaState, rng: random.Random) -> list[Event]:
         # the table's id, and a nonce: a move signed in one game (or one deployment that
@@ -337,15 +379,15 @@ class Macaua(GameRules[MacauaState]):
         move = signed.move
         deck = self._deck_arg(state, move)
         n = len(state.decks[deck].cards)
-        pending = _pending_from_move(actor, move, n)
-        if not state.config.shuffle_rounds <= pending.rounds <= 256:
+        claim = _shuffle_from_move(actor, move, n)
+        if not state.config.shuffle_rounds <= claim.rounds <= 256:
             raise _reject(
                 BAD_PROOF, f"a shuffle proof needs at least {state.config.shuffle_rounds} rounds"
             )
-        if len(pending.openings) > pending.rounds:
+        if len(claim.openings) > claim.rounds:
             raise _reject(ErrorCode.BAD_REQUEST, "more openings than rounds")
-        if len(pending.openings) == pending.rounds:
-            self._check_shuffle(state, pending)
+        if len(claim.openings) == claim.rounds:
+            self._check_shuffle(state, claim)
         return [{"type": "macaua.shuffle", "player": actor, "signed": signed.to_json()}]
 
     def _decide_shuffle_proof(
@@ -357,27 +399,27 @@ class Macaua(GameRules[MacauaState]):
             raise _reject(ErrorCode.NOT_YOUR_TURN, "no shuffle of yours awaits its proof")
         if _int(move.get("offset"), "move.offset") != len(pending.openings):
             raise _reject(ErrorCode.BAD_REQUEST, f"move.offset must be {len(pending.openings)}")
-        n = len(pending.cards)
+        n = pending.size
         more = tuple(ShuffleOpening.from_json(o, n) for o in _list(move.get("openings")))
         if not more or len(pending.openings) + len(more) > pending.rounds:
             raise _reject(ErrorCode.BAD_REQUEST, "move.openings: wrong number of openings")
-        after = replace(pending, openings=pending.openings + more)
-        if len(after.openings) == after.rounds:
-            self._check_shuffle(state, after)
+        if len(pending.openings) + len(more) == pending.rounds:
+            claim = _accepted_shuffle(pending)
+            self._check_shuffle(state, _update(claim, openings=claim.openings + more))
         return [{"type": "macaua.shuffle_proof", "player": actor, "signed": signed.to_json()}]
 
-    def _check_shuffle(self, state: MacauaState, pending: PendingShuffle) -> None:
+    def _check_shuffle(self, state: MacauaState, claim: ShuffleClaim) -> None:
         deck = state.decks[-1]
         proof = ShuffleStepProof(
-            pending.keyed, pending.key_proofs, ShuffleProof(pending.digest, pending.openings)
+            claim.keyed, claim.key_proofs, ShuffleProof(claim.digest, claim.openings)
         )
         try:
             check_shuffle_step(
                 deck.masked,
-                pending.cards,
-                deck.keys[pending.player],
+                claim.cards,
+                deck.keys[claim.player],
                 proof,
-                context=proof_context(state.binding, state.deck_no, pending.player),
+                context=proof_context(state.binding, state.deck_no, claim.player),
                 min_rounds=state.config.shuffle_rounds,
             )
         except VerificationError as exc:
@@ -556,7 +598,7 @@ class Macaua(GameRules[MacauaState]):
     def evolve(self, state: MacauaState, event: Event) -> MacauaState:
         kind = event["type"]
         if "signed" in event:
-            state = replace(state, seq=state.seq + 1, hash=_next_hash(state.hash, event["signed"]))
+            state = _update(state, seq=state.seq + 1, hash=_next_hash(state.hash, event["signed"]))
         handler = getattr(self, "_on_" + kind.removeprefix("macaua."), None)
         if handler is None:
             raise ValueError(f"unknown macaua event {kind!r}")
@@ -565,7 +607,7 @@ class Macaua(GameRules[MacauaState]):
 
     def _on_started(self, state: MacauaState, event: Event) -> MacauaState:
         binding = event["binding"]
-        return replace(
+        return _update(
             state,
             binding=binding,
             hash=genesis_hash(binding, state.seats, state.config),
@@ -579,41 +621,49 @@ class Macaua(GameRules[MacauaState]):
         move = event["signed"]["move"]
         player = event["player"]
         deck = state.decks[-1]
-        deck = replace(deck, keys={**deck.keys, player: PublicKeys.from_json(move["keys"])})
+        # accepted keys: decide checked them (and their proofs); no second check here
+        keys = PublicKeys.from_json_unchecked(move["keys"])
+        deck = _update(deck, keys={**deck.keys, player: keys})
         verify = dict(state.verify_keys)
         if "verify_key" in move and player not in verify:
             verify[player] = move["verify_key"]
-        state = replace(state, decks=(*state.decks[:-1], deck), verify_keys=verify)
+        state = _update(state, decks=(*state.decks[:-1], deck), verify_keys=verify)
         return self._advance(state, "shuffle")
 
     def _on_shuffle(self, state: MacauaState, event: Event) -> MacauaState:
-        n = len(state.decks[-1].cards)
-        pending = _pending_from_move(event["player"], event["signed"]["move"], n)
+        move = event["signed"]["move"]
+        pending = PendingShuffle(
+            player=event["player"],
+            move=move,
+            size=len(state.decks[-1].cards),
+            rounds=move["rounds"],
+            openings=tuple(move["openings"]),
+        )
         return self._shuffle_progress(state, pending)
 
     def _on_shuffle_proof(self, state: MacauaState, event: Event) -> MacauaState:
         assert state.pending is not None
-        n = len(state.pending.cards)
-        more = tuple(ShuffleOpening.from_json(o, n) for o in event["signed"]["move"]["openings"])
-        pending = replace(state.pending, openings=state.pending.openings + more)
+        more = tuple(event["signed"]["move"]["openings"])
+        pending = _update(state.pending, openings=state.pending.openings + more)
         return self._shuffle_progress(state, pending)
 
     def _shuffle_progress(self, state: MacauaState, pending: PendingShuffle) -> MacauaState:
         if len(pending.openings) < pending.rounds:
-            return replace(state, pending=pending)
-        deck = replace(state.decks[-1], masked=pending.cards)
-        state = replace(state, pending=None, decks=(*state.decks[:-1], deck))
+            return _update(state, pending=pending)
+        # the shuffle's proof verified in decide: only its cards matter from now on
+        deck = _update(state.decks[-1], masked=deck_from_json_unchecked(pending.move["cards"]))
+        state = _update(state, pending=None, decks=(*state.decks[:-1], deck))
         return self._advance(state, "mask")
 
     def _on_mask(self, state: MacauaState, event: Event) -> MacauaState:
-        cards = deck_from_json(event["signed"]["move"]["cards"])
-        deck = replace(state.decks[-1], masked=cards)
-        state = replace(state, decks=(*state.decks[:-1], deck))
+        cards = deck_from_json_unchecked(event["signed"]["move"]["cards"])  # checked in decide
+        deck = _update(state.decks[-1], masked=cards)
+        state = _update(state, decks=(*state.decks[:-1], deck))
         if state.waiting[1:]:
-            return replace(state, waiting=state.waiting[1:])
+            return _update(state, waiting=state.waiting[1:])
         everyone = frozenset(state.seats)
-        deck = replace(deck, masking=(everyone,) * len(deck.cards))
-        state = replace(state, decks=(*state.decks[:-1], deck))
+        deck = _update(deck, masking=(everyone,) * len(deck.cards))
+        state = _update(state, decks=(*state.decks[:-1], deck))
         if state.deck_no == 0:
             layout = _layout(state)
             hands = {p: tuple((0, i) for i in layout.hands[s]) for s, p in enumerate(state.seats)}
@@ -625,32 +675,32 @@ class Macaua(GameRules[MacauaState]):
                 )
                 for p in state.seats
             }
-            return replace(
+            return _update(
                 state, phase="deal", hands=hands, need=need, fresh=layout.fresh, waiting=state.seats
             )
         # a reshuffled deck: every position is fresh; the pending draw goes on
-        return replace(
+        return _update(
             state, phase="draw", fresh=tuple(range(len(deck.cards) - 1, -1, -1)), waiting=()
         )
 
     def _on_reveal(self, state: MacauaState, event: Event) -> MacauaState:
         player = event["player"]
-        decks = list(state.decks)
-        for d, i, card in event["opened"]:
-            deck = decks[d]
-            masked = list(deck.masked)
-            masking = list(deck.masking)
-            masked[i] = MaskedCard.from_json(card)
-            masking[i] = masking[i] - {player}
-            decks[d] = replace(deck, masked=tuple(masked), masking=tuple(masking))
+        decks = _set_cards(
+            state.decks,
+            (
+                # decide computed the card, from the published key
+                (d, i, MaskedCard.from_json_unchecked(card), state.decks[d].masking[i] - {player})
+                for d, i, card in event["opened"]
+            ),
+        )
         need = {p: v for p, v in state.need.items() if p != player}
-        state = replace(state, decks=tuple(decks), need=need, waiting=state.waiting[1:])
+        state = _update(state, decks=decks, need=need, waiting=state.waiting[1:])
         if state.waiting:
             return state
         if state.phase == "deal":
             top = state.decks[0].masked[_layout(state).top]
             card = decode_card(top.msg) if top.is_open else None
-            return replace(
+            return _update(
                 state,
                 phase="play",
                 discard=(card or "??",),
@@ -660,39 +710,36 @@ class Macaua(GameRules[MacauaState]):
         assert state.drawer is not None
         hands = {**state.hands, state.drawer: state.hands[state.drawer] + state.assigned}
         left = state.to_draw - len(state.assigned)
-        state = replace(state, hands=hands, to_draw=left, assigned=())
+        state = _update(state, hands=hands, to_draw=left, assigned=())
         if left > 0:
             return state
-        return self._end_turn(replace(state, drawer=None))
+        return self._end_turn(_update(state, drawer=None))
 
     def _on_played(self, state: MacauaState, event: Event) -> MacauaState:
         player = event["player"]
-        decks = list(state.decks)
-        codes: list[str] = []
-        for d, i, card, _key in event["cards"]:
-            deck = decks[d]
-            masked = list(deck.masked)
-            masking = list(deck.masking)
-            masked[i] = MaskedCard.open(_card_points()[card])
-            masking[i] = frozenset()
-            decks[d] = replace(deck, masked=tuple(masked), masking=tuple(masking))
-            codes.append(card)
+        points = _card_points()
+        nobody: frozenset[str] = frozenset()
+        decks = _set_cards(
+            state.decks,
+            ((d, i, MaskedCard.open(points[card]), nobody) for d, i, card, _k in event["cards"]),
+        )
+        codes: list[str] = [card for _d, _i, card, _k in event["cards"]]
         played = {(d, i) for d, i, _c, _k in event["cards"]}
         hand = tuple(pos for pos in state.hands[player] if pos not in played)
-        state = replace(
+        state = _update(
             state,
-            decks=tuple(decks),
+            decks=decks,
             hands={**state.hands, player: hand},
             discard=state.discard + tuple(codes),
             declared=event["suit"] if rank(codes[0]) == "A" else None,
             challenge=state.challenge + play_challenge(codes),
         )
         if not hand:
-            return replace(state, winner=player, result="won", phase="audit", waiting=state.seats)
+            return _update(state, winner=player, result="won", phase="audit", waiting=state.seats)
         return self._end_turn(state)
 
     def _on_draw(self, state: MacauaState, event: Event) -> MacauaState:
-        return replace(
+        return _update(
             state,
             phase="draw",
             drawer=event["player"],
@@ -709,7 +756,7 @@ class Macaua(GameRules[MacauaState]):
         others = tuple(
             state.seats[(seat + k) % len(state.seats)] for k in range(1, len(state.seats))
         )
-        return replace(
+        return _update(
             state,
             fresh=state.fresh[len(positions) :],
             assigned=positions,
@@ -719,7 +766,7 @@ class Macaua(GameRules[MacauaState]):
 
     def _on_reshuffled(self, state: MacauaState, event: Event) -> MacauaState:
         cards = tuple(event["cards"])
-        return replace(
+        return _update(
             state,
             phase="keys",
             decks=(*state.decks, DeckState(cards, open_deck(cards))),
@@ -728,11 +775,11 @@ class Macaua(GameRules[MacauaState]):
         )
 
     def _on_draw_ended(self, state: MacauaState, event: Event) -> MacauaState:
-        return self._end_turn(replace(state, drawer=None, to_draw=0))
+        return self._end_turn(_update(state, drawer=None, to_draw=0))
 
     def _on_audit(self, state: MacauaState, event: Event) -> MacauaState:
         keys = {(k["deck"], k["position"]): k["key"] for k in event["signed"]["move"]["keys"]}
-        return replace(
+        return _update(
             state,
             audit_keys={**state.audit_keys, event["player"]: keys},
             waiting=state.waiting[1:],
@@ -741,25 +788,25 @@ class Macaua(GameRules[MacauaState]):
     def _on_audited(self, state: MacauaState, event: Event) -> MacauaState:
         audit = {k: v for k, v in event.items() if k != "type"}
         result = state.result if audit.get("ok") else "void"
-        return replace(state, audit=audit, phase="over", waiting=(), result=result)
+        return _update(state, audit=audit, phase="over", waiting=(), result=result)
 
     def _on_aborted(self, state: MacauaState, event: Event) -> MacauaState:
         result = "aborted" if event.get("player") else "void"
-        return replace(state, phase="over", waiting=(), result=result, stalled=event.get("player"))
+        return _update(state, phase="over", waiting=(), result=result, stalled=event.get("player"))
 
     def _advance(self, state: MacauaState, then: Phase) -> MacauaState:
         if state.waiting[1:]:
-            return replace(state, waiting=state.waiting[1:])
-        return replace(state, phase=then, waiting=state.seats)
+            return _update(state, waiting=state.waiting[1:])
+        return _update(state, phase=then, waiting=state.seats)
 
     def _end_turn(self, state: MacauaState) -> MacauaState:
         turns = state.turns + 1
         if turns >= state.config.max_turns:
-            return replace(
+            return _update(
                 state, turns=turns, result="turn_limit", phase="audit", waiting=state.seats
             )
         turn = (state.turn + 1) % len(state.seats)
-        return replace(state, turns=turns, turn=turn, phase="play", waiting=(state.seats[turn],))
+        return _update(state, turns=turns, turn=turn, phase="play", waiting=(state.seats[turn],))
 
     # -- outputs ----------------------------------------------------------------------------
     def notify(self, before: MacauaState, event: Event, after: MacauaState) -> dict[str, Message]:
@@ -882,6 +929,24 @@ def _list(value: Any) -> list[Any]:
     return value
 
 
+def _set_cards(
+    decks: tuple[DeckState, ...],
+    changes: Iterable[tuple[int, int, MaskedCard, frozenset[str]]],
+) -> tuple[DeckState, ...]:
+    """``decks`` with new cards and maskings at some ``(deck, position, card, masking)``; each
+    deck touched is copied once, not once per card."""
+    cards: dict[int, tuple[list[MaskedCard], list[frozenset[str]]]] = {}
+    for d, i, card, masking in changes:
+        if d not in cards:
+            cards[d] = (list(decks[d].masked), list(decks[d].masking))
+        cards[d][0][i] = card
+        cards[d][1][i] = masking
+    out = list(decks)
+    for d, (masked, maskings) in cards.items():
+        out[d] = _update(out[d], masked=tuple(masked), masking=tuple(maskings))
+    return tuple(out)
+
+
 def _layout(state: MacauaState) -> DealLayout:
     return standard_deal(len(state.seats), DECK_SIZE, state.config.hand_size)
 
@@ -905,7 +970,8 @@ def _proofs_from_json(data: Any, n: int, what: str) -> tuple[DleqProof, ...]:
     return tuple(DleqProof.from_json(x) for x in data)
 
 
-def _pending_from_move(player: str, move: Mapping[str, Any], n: int) -> PendingShuffle:
+def _shuffle_from_move(player: str, move: Mapping[str, Any], n: int) -> ShuffleClaim:
+    """Parse and check a shuffle command (every point and scalar is validated)."""
     cards = deck_from_json(move.get("cards"))
     if len(cards) != n:
         raise _reject(ErrorCode.BAD_REQUEST, f"move.cards: the deck has {n} cards")
@@ -916,7 +982,7 @@ def _pending_from_move(player: str, move: Mapping[str, Any], n: int) -> PendingS
         raw = bytes.fromhex(digest)
     except ValueError:
         raise _reject(ErrorCode.BAD_REQUEST, "move.digest: not hex") from None
-    return PendingShuffle(
+    return ShuffleClaim(
         player=player,
         cards=cards,
         keyed=_points_from_json(move.get("keyed"), n, "move.keyed"),
@@ -924,6 +990,20 @@ def _pending_from_move(player: str, move: Mapping[str, Any], n: int) -> PendingS
         digest=raw,
         rounds=_int(move.get("rounds"), "move.rounds"),
         openings=tuple(ShuffleOpening.from_json(o, n) for o in _list(move.get("openings"))),
+    )
+
+
+def _accepted_shuffle(pending: PendingShuffle) -> ShuffleClaim:
+    """The pending shuffle's parts, all accepted by decide already: parsed, not checked again."""
+    move = pending.move
+    return ShuffleClaim(
+        player=pending.player,
+        cards=deck_from_json_unchecked(move["cards"]),
+        keyed=tuple(Point.from_hex_unchecked(x) for x in move["keyed"]),
+        key_proofs=tuple(DleqProof.from_json_unchecked(x) for x in move["key_proofs"]),
+        digest=bytes.fromhex(move["digest"]),
+        rounds=pending.rounds,
+        openings=tuple(ShuffleOpening.from_json_unchecked(o) for o in pending.openings),
     )
 
 

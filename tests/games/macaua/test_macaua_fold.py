@@ -1,0 +1,136 @@
+"""Folding trusts what decide accepted: evolve parses accepted moves without checking them
+again, so these pin down that decide still refuses every malformed group element, and that
+the hash chain evolve computes is exactly the canonical one the players sign over."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from cardroom_games.macaua import GAME
+from cardroom_games.macaua.rules import _next_hash, genesis_hash
+from cardroom_mentalpoker import GENESIS_HASH, GROUP_ORDER, state_hash
+from cardroom_wire import ErrorCode
+from macaua_support import Harness
+
+# an 8-torsion point (small order): a valid curve point, not in the prime-order subgroup
+SMALL_ORDER = "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"
+NOT_CANONICAL = (GROUP_ORDER + 1).to_bytes(32, "little").hex()  # a scalar >= the group order
+
+
+def _forged(h: Harness, player: str, change: Any) -> dict[str, Any]:
+    """The player's honest next move, changed by ``change`` (in place) and signed again."""
+    move = h.bot_command(player)["move"]
+    change(move)
+    return h.bots[player].sign(h.gview(player), move)
+
+
+@pytest.mark.parametrize(
+    ("config", "kinds"),
+    [
+        # 64 rounds: every shuffle proof comes in several parts (the deal only: it is slow)
+        ({"shuffle_rounds": 64}, {"keys", "shuffle", "shuffle_proof", "mask", "reveal"}),
+        ({}, {"keys", "shuffle", "mask", "reveal", "play", "draw", "audit"}),
+    ],
+)
+def test_the_hash_chain_is_the_canonical_one(config: dict[str, Any], kinds: set[str]) -> None:
+    h = Harness(2, config, seed=3)
+    if config:
+        h.to_play()
+    else:
+        h.finish()
+    events = [s.event for s in h.local.steps]
+    started = next(e for e in events if e["type"] == "macaua.started")
+    state = h.game
+    expected = genesis_hash(started["binding"], state.seats, state.config)
+    assert expected != GENESIS_HASH
+    seen = set()
+    for event in events:
+        if "signed" in event:
+            signed = event["signed"]
+            assert signed["prev_hash"] == expected  # what the player signed over
+            seen.add(signed["move"]["kind"])
+            expected = state_hash({"prev": expected, "move": signed})
+    assert expected == state.hash == h.gview(None)["hash"]
+    assert kinds <= seen
+
+
+def test_an_unusual_envelope_is_hashed_the_canonical_way() -> None:
+    signed = {"game_id": "g/1", "seq": 1, "prev_hash": "0" * 64, "move": {"kind": "draw"}}
+    for signer in ("ab" * 32, 7, ["x"]):
+        event = {**signed, "signer": signer, "signature": "cd" * 64}
+        assert _next_hash("1" * 64, event) == state_hash({"prev": "1" * 64, "move": event})
+    with pytest.raises(TypeError):  # as before: canonical JSON has no floats
+        _next_hash("1" * 64, {**signed, "signer": 1.5, "signature": "cd" * 64})
+
+
+def _point(path: str) -> Any:
+    """A change that puts the small-order point at ``path`` (dotted keys and indexes)."""
+
+    def change(move: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = move
+        for part in parents:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        if isinstance(target, list):
+            target[int(last)] = SMALL_ORDER
+        else:
+            target[last] = SMALL_ORDER
+
+    return change
+
+
+@pytest.mark.parametrize("path", ["keys.shuffle", "keys.cards.3"])
+def test_a_key_that_is_no_group_element_is_refused(path: str) -> None:
+    h = Harness(2)
+    assert h.game.phase == "keys"
+    assert h.refused("p0", _forged(h, "p0", _point(path))) == ErrorCode.BAD_REQUEST
+
+
+@pytest.mark.parametrize("path", ["cards.0.epk", "cards.5.msg", "cards.53.pk", "keyed.7"])
+def test_a_shuffle_with_a_point_outside_the_group_is_refused(path: str) -> None:
+    h = Harness(2)
+    h.run(lambda s: s.phase == "shuffle")
+    player = h.game.waiting[0]
+    assert h.refused(player, _forged(h, player, _point(path))) == ErrorCode.BAD_REQUEST
+
+
+def test_a_shuffle_opening_with_a_non_canonical_nonce_is_refused() -> None:
+    h = Harness(2)
+    h.run(lambda s: s.phase == "shuffle")
+
+    def change(move: dict[str, Any]) -> None:
+        move["openings"][0]["nonces"][0] = NOT_CANONICAL
+
+    assert h.refused("p0", _forged(h, "p0", change)) == ErrorCode.BAD_REQUEST
+
+
+def test_a_proof_part_with_a_non_canonical_nonce_is_refused() -> None:
+    h = Harness(2, {"shuffle_rounds": 64})
+    h.run(lambda s: s.phase == "shuffle")
+    h.send("p0", h.bot_command("p0"))
+    assert h.game.pending is not None
+
+    def change(move: dict[str, Any]) -> None:
+        assert move["kind"] == "shuffle_proof"
+        move["openings"][-1]["nonces"][-1] = NOT_CANONICAL
+
+    assert h.refused("p0", _forged(h, "p0", change)) == ErrorCode.BAD_REQUEST
+
+
+@pytest.mark.parametrize("path", ["cards.0.msg", "cards.20.epk", "proof.swapped.9"])
+def test_a_mask_with_a_point_outside_the_group_is_refused(path: str) -> None:
+    h = Harness(2)
+    h.run(lambda s: s.phase == "mask")
+    player = h.game.waiting[0]
+    assert h.refused(player, _forged(h, player, _point(path))) == ErrorCode.BAD_REQUEST
+
+
+def test_a_stored_log_folds_to_the_same_state() -> None:
+    h = Harness(3, seed=5)
+    h.finish()
+    events = [s.event for s in h.local.steps]
+    again = h.table.replay(events)
+    for player in [*h.seats, None]:
+        assert h.table.view(again, player) == h.view(player)
+    assert GAME.outcome(again.game) == GAME.outcome(h.game)
