@@ -1,6 +1,7 @@
 """The PostgreSQL event store (SQLAlchemy Core + asyncpg)."""
 
 from .model import (
+    TO,
     AckResult,
     Append,
     ConcurrencyError,
@@ -22,6 +23,7 @@ __all__ = [
     "APPEND_LOCK_KEY",
     "NOTIFY_CHANNEL",
     "NOT_GATING",
+    "TO",
     "AckResult",
     "Append",
     "ConcurrencyError",

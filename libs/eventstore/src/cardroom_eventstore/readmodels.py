@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from asyncpg import Record
@@ -43,6 +43,8 @@ views = sa.Table(
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("view", JSONB, nullable=False),
     sa.Column("actions", JSONB, nullable=False),
+    # the player's last notification seq in the game (0: none yet; always 0 for the spectator)
+    sa.Column("seq", sa.Integer, nullable=False, server_default=sa.text("0")),
 )
 
 tables = sa.Table(
@@ -69,8 +71,23 @@ class StoredNotification:
     payload: dict[str, Any]
 
 
+class StoredView(NamedTuple):
+    """One row of ``views``: a player's (or the spectator's) view at ``version``."""
+
+    game_id: str
+    player_id: str
+    version: int
+    view: dict[str, Any]
+    actions: list[dict[str, Any]]
+    seq: int
+
+
 # -- writes (the projector's batches, inside its tracking transaction; raw asyncpg) ----------
 
+# Only what is still owed: a notification whose ack is in already (a quick player acks what
+# the gamemaster sent before the projector gets here) is not stored. One acknowledged while
+# this statement runs may still be written; the acktracker's sweep deletes it
+# (``delete_acknowledged``), and nothing reads it meanwhile (readers go by ``pending_acks``).
 _ADD_NOTIFICATIONS = Statement(
     """
 INSERT INTO notifications (game_id, player_id, seq, version, payload)
@@ -78,18 +95,40 @@ SELECT n.game_id, n.player_id, n.seq, n.version, CAST(n.payload AS jsonb)
 FROM unnest(CAST(:games AS text[]), CAST(:players AS text[]), CAST(:seqs AS integer[]),
             CAST(:versions AS integer[]), CAST(:payloads AS text[]))
     AS n(game_id, player_id, seq, version, payload)
+WHERE EXISTS (
+    SELECT 1 FROM pending_acks p
+    WHERE p.stream_id = n.game_id AND p.version = n.version AND p.player_id = n.player_id
+)
 """
 )
 
 _PUT_VIEWS = Statement(
     """
-INSERT INTO views (game_id, player_id, version, view, actions)
-SELECT v.game_id, v.player_id, v.version, CAST(v.view AS jsonb), CAST(v.actions AS jsonb)
+INSERT INTO views (game_id, player_id, version, view, actions, seq)
+SELECT v.game_id, v.player_id, v.version, CAST(v.view AS jsonb), CAST(v.actions AS jsonb),
+       v.seq
 FROM unnest(CAST(:games AS text[]), CAST(:players AS text[]), CAST(:versions AS integer[]),
-            CAST(:views AS text[]), CAST(:actions AS text[]))
-    AS v(game_id, player_id, version, view, actions)
+            CAST(:views AS text[]), CAST(:actions AS text[]), CAST(:seqs AS integer[]))
+    AS v(game_id, player_id, version, view, actions, seq)
 ON CONFLICT (game_id, player_id) DO UPDATE
-SET version = EXCLUDED.version, view = EXCLUDED.view, actions = EXCLUDED.actions
+SET version = EXCLUDED.version, view = EXCLUDED.view, actions = EXCLUDED.actions,
+    seq = EXCLUDED.seq
+"""
+)
+
+_OWED = Statement(
+    """
+SELECT stream_id, version, player_id FROM pending_acks
+WHERE stream_id = ANY(CAST(:games AS text[]))
+"""
+)
+
+_DELETE_ACKNOWLEDGED = sa.text(
+    """
+DELETE FROM notifications n WHERE NOT EXISTS (
+    SELECT 1 FROM pending_acks p
+    WHERE p.stream_id = n.game_id AND p.version = n.version AND p.player_id = n.player_id
+)
 """
 )
 
@@ -104,13 +143,6 @@ SET status = EXCLUDED.status, summary = EXCLUDED.summary, version = EXCLUDED.ver
 """
 )
 
-_LAST_SEQS = Statement(
-    """
-SELECT player_id, max(seq) AS seq FROM notifications
-WHERE game_id = CAST(:game AS text) GROUP BY player_id
-"""
-)
-
 
 def _dump(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
@@ -119,11 +151,11 @@ def _dump(value: Any) -> str:
 async def write_batch(
     conn: PoolConnectionProxy[Record],
     notes: Sequence[StoredNotification],
-    views: Sequence[tuple[str, str, int, dict[str, Any], list[dict[str, Any]]]],
+    views: Sequence[StoredView],
     summaries: Sequence[dict[str, Any]],
 ) -> None:
-    """Store the notifications, ``(game, player, version, view, actions)`` views and lobby
-    summaries of a batch of games: one statement per kind, whatever the batch holds."""
+    """Store the notifications (those still owed), views and lobby summaries of a batch of
+    games: one statement per kind, whatever the batch holds."""
     if notes:
         params = {
             "games": [n.game_id for n in notes],
@@ -140,6 +172,7 @@ async def write_batch(
             "versions": [v[2] for v in views],
             "views": [_dump(v[3]) for v in views],
             "actions": [_dump(v[4]) for v in views],
+            "seqs": [v[5] for v in views],
         }
         await conn.execute(_PUT_VIEWS.sql, *_PUT_VIEWS.args(params))
     for summary in summaries:
@@ -153,9 +186,23 @@ async def write_batch(
         await conn.execute(_PUT_TABLE.sql, *_PUT_TABLE.args(params))
 
 
-async def last_seqs(conn: PoolConnectionProxy[Record], game_id: str) -> dict[str, int]:
-    rows = await conn.fetch(_LAST_SEQS.sql, *_LAST_SEQS.args({"game": game_id}))
-    return {str(r["player_id"]): int(r["seq"]) for r in rows}
+async def owed(
+    conn: PoolConnectionProxy[Record], games: Sequence[str]
+) -> dict[str, set[tuple[int, str]]]:
+    """Per game, the ``(version, player)`` acknowledgements still owed: the notifications
+    worth storing."""
+    out: dict[str, set[tuple[int, str]]] = {g: set() for g in games}
+    for r in await conn.fetch(_OWED.sql, *_OWED.args({"games": list(games)})):
+        out[str(r["stream_id"])].add((int(r["version"]), str(r["player_id"])))
+    return out
+
+
+async def delete_acknowledged(engine: AsyncEngine) -> int:
+    """Delete the stored notifications nobody owes an acknowledgement for any more; returns
+    how many. Those are never read (a sync and a resend go by the owed ones)."""
+    async with engine.begin() as conn:
+        result = await conn.execute(_DELETE_ACKNOWLEDGED)
+    return int(result.rowcount)
 
 
 # -- reads (sync, lobby, acks) ----------------------------------------------------------------
@@ -183,42 +230,22 @@ async def notifications_for_versions(
         return [_note(r) for r in rows]
 
 
-async def was_notified(engine: AsyncEngine, game_id: str, player_id: str, version: int) -> bool:
-    async with engine.connect() as conn:
-        row = await conn.execute(
-            sa.select(sa.literal(1))
-            .where(
-                notifications.c.game_id == game_id,
-                notifications.c.player_id == player_id,
-                notifications.c.version == version,
-            )
-            .limit(1)
-        )
-        return row.first() is not None
-
-
 async def last_seq(engine: AsyncEngine, game_id: str, player_id: str) -> int:
-    async with engine.connect() as conn:
-        value = await conn.scalar(
-            sa.select(sa.func.max(notifications.c.seq)).where(
-                notifications.c.game_id == game_id, notifications.c.player_id == player_id
-            )
-        )
-        return int(value or 0)
+    """The player's last notification ``seq`` in the game (0: none, or no such view)."""
+    found = await get_view(engine, game_id, player_id)
+    return 0 if found is None else found.seq
 
 
-async def get_view(
-    engine: AsyncEngine, game_id: str, player_id: str
-) -> tuple[int, dict[str, Any], list[dict[str, Any]]] | None:
+async def get_view(engine: AsyncEngine, game_id: str, player_id: str) -> StoredView | None:
     async with engine.connect() as conn:
         row = (
             await conn.execute(
-                sa.select(views.c.version, views.c.view, views.c.actions).where(
-                    views.c.game_id == game_id, views.c.player_id == player_id
-                )
+                sa.select(views).where(views.c.game_id == game_id, views.c.player_id == player_id)
             )
         ).first()
-        return None if row is None else (row.version, row.view, row.actions)
+        if row is None:
+            return None
+        return StoredView(game_id, player_id, row.version, row.view, row.actions, row.seq)
 
 
 async def list_tables(

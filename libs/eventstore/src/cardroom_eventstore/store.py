@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from .hot import HotPool, Statement
 from .model import (
+    TO,
     AckResult,
     Append,
     ConcurrencyError,
@@ -1086,6 +1087,14 @@ class EventStore:
         )
         async with self._autocommit.connect() as conn:
             return list((await conn.scalars(query)).all())
+
+    async def addressed(self, stream_id: str, version: int, player_id: str) -> bool:
+        """Whether the event at ``version`` was sent to the player (its ``metadata.to``)."""
+        query = select(events.c.metadata[TO].op("?")(player_id)).where(
+            events.c.stream_id == stream_id, events.c.version == version
+        )
+        async with self._autocommit.connect() as conn:
+            return bool(await conn.scalar(query))
 
     async def gate_open(self, stream_id: str) -> bool:
         """True when no acknowledgement that holds the gate is owed for the stream (rows of

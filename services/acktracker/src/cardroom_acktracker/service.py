@@ -16,6 +16,10 @@ notification can be lost on its way (the projector died between storing and publ
 or the player's connection was being re-established when it went out), and then the game
 would wait for an ack that cannot come until the ack timeout marks the player away. Clients
 drop what they have already handled (by ``seq``) and acknowledge it again.
+
+And it deletes stored notifications that nobody owes an acknowledgement for any more (the
+projector stores only owed ones, but one acknowledged while it was being stored stays behind):
+the ``notifications`` table holds what is owed, the event log the history.
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ class AckTracker(Service):
         result = await self._acks.submit((game, ack.version, player))
         if not result.accepted:
             # tell apart a repeated ack (harmless) from one that names nothing
-            if await readmodels.was_notified(self.store.engine, game, player, ack.version):
+            if await self.store.addressed(game, ack.version, player):
                 return ok(version=ack.version, duplicate=True)
             current = await self.store.stream_version(game)
             if current == 0:
@@ -145,6 +149,7 @@ class AckTracker(Service):
                 for game, version in await self.store.unhandled_releases(limit=200):
                     await self.release(game, version)
                 await self.resend_overdue()
+                await readmodels.delete_acknowledged(self.store.engine)
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -36,6 +36,7 @@ from typing import Any
 
 from cardroom_engine import Event, Rejection, Table, TableState, registry
 from cardroom_eventstore import (
+    TO,
     Append,
     ConcurrencyError,
     DuplicateCommand,
@@ -192,7 +193,9 @@ class Gamemaster(Service):
             event = {**r.data, "type": r.type}
             after = table.evolve(state, event)
             if state is not None:
-                for player in table.notify(state, event, after):
+                # who was sent it is in the event (metadata.to), or the game says it again
+                sent_to = r.metadata.get(TO)
+                for player in table.notify(state, event, after) if sent_to is None else sent_to:
                     seqs[player] = seqs.get(player, 0) + 1
             state = after
         assert state is not None

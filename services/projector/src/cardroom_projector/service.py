@@ -2,9 +2,11 @@
 
 It consumes the JetStream event stream as a durable consumer. For each event it computes
 what every addressee receives (the game's ``notify``), numbers each player's notifications
-without gaps (``seq``), stores them with the players' views and its per-game checkpoint in
-one transaction (exactly-once effects), then publishes the spectator view on
-``<root>.public.<game>``.
+without gaps (``seq``), stores those still owed an acknowledgement with the players' views
+(each with the player's last ``seq``) and its per-game checkpoint in one transaction
+(exactly-once effects), then publishes the spectator view on ``<root>.public.<game>``. A
+notification acknowledged before its event gets here is counted but neither built nor
+stored: the event log is the history, the ``notifications`` table what is owed.
 
 It does not publish the players' notifications: the gamemaster sends each one as soon as its
 event commits (computed by the same code from the same events, so with the same ``seq`` and
@@ -25,14 +27,13 @@ import contextlib
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from asyncpg import Record
-from asyncpg.pool import PoolConnectionProxy
 from cardroom_engine import Table, TableState, registry
-from cardroom_eventstore import readmodels
-from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification
+from cardroom_eventstore import TO, readmodels
+from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
 from cardroom_runtime.host import Service, ensure_events_stream
 from cardroom_wire import (
     ErrorCode,
@@ -77,15 +78,26 @@ class Projected:
 
 
 def project_events(
-    proj: Projection | None, records: list[dict[str, Any]], *, spectator: bool = True
-) -> tuple[Projection, list[Projected], list[tuple[str, dict[str, Any], list[dict[str, Any]]]]]:
-    """Fold events into a projection; return what to store and publish. Pure.
+    proj: Projection | None,
+    records: list[dict[str, Any]],
+    *,
+    spectator: bool = True,
+    owed: Collection[tuple[int, str]] | None = None,
+) -> tuple[Projection, list[Projected], list[StoredView]]:
+    """Fold events into a projection; return what to store and publish, and the views at the
+    end. Pure.
 
     ``records`` are events in the public schema (``type``, ``data``, ``version``, ...).
     This is the projector's own code path, also used by replays and rebuilds. ``spectator``:
     compute each event's spectator view (published live; a rebuild has no use for it).
+    ``owed``: compute only the notifications of these ``(version, player)`` (the ones still
+    to be acknowledged, the only ones stored); the others are only counted for ``seq``, from
+    the event's ``metadata.to`` when it has one, without running the game's ``notify``. With
+    None, every notification is computed (what a replay shows a player).
     """
     out: list[Projected] = []
+    # versions with something owed: any other event is only counted (the hot path of a fold)
+    owed_at = None if owed is None else {version for version, _ in owed}
     for rec in records:
         event = {**rec["data"], "type": rec["type"]}
         if proj is None:
@@ -96,28 +108,46 @@ def project_events(
             before = proj.state
             proj.state = proj.table.evolve(before, event)
         state = proj.state
-        assert state.version == rec["version"], (state.version, rec["version"])
+        version = state.version
+        if version != rec["version"]:
+            raise ValueError(f"event version {rec['version']} applied as {version}")
         notes: list[StoredNotification] = []
         if before is not None:
-            for player, message in proj.table.notify(before, event, state).items():
-                seq = proj.seqs.get(player, 0) + 1
-                proj.seqs[player] = seq
-                payload = proj.table.notification(state, player, seq, message)
-                notes.append(StoredNotification(state.game_id, player, seq, state.version, payload))
+            seqs = proj.seqs
+            sent_to = None if owed_at is None else rec.get("metadata", {}).get(TO)
+            if owed_at is not None and sent_to is not None and version not in owed_at:
+                for player in sent_to:
+                    seqs[player] = seqs.get(player, 0) + 1
+            else:
+                for player, message in proj.table.notify(before, event, state).items():
+                    seq = seqs[player] = seqs.get(player, 0) + 1
+                    if owed is None or (version, player) in owed:
+                        payload = proj.table.notification(state, player, seq, message)
+                        notes.append(
+                            StoredNotification(state.game_id, player, seq, version, payload)
+                        )
         public = (
-            PublicUpdate(
-                game=state.game_id, version=state.version, view=proj.table.view(state, None)
-            )
+            PublicUpdate(game=state.game_id, version=version, view=proj.table.view(state, None))
             if spectator
             else None
         )
-        out.append(Projected(state.version, notes, public))
+        out.append(Projected(version, notes, public))
     assert proj is not None
+    state = proj.state
     views = [
-        (p, proj.table.view(proj.state, p), proj.table.actions(proj.state, p))
-        for p in proj.state.seats
+        StoredView(
+            state.game_id,
+            p,
+            state.version,
+            proj.table.view(state, p),
+            proj.table.actions(state, p),
+            proj.seqs.get(p, 0),
+        )
+        for p in state.seats
     ]
-    views.append((SPECTATOR, proj.table.view(proj.state, None), []))
+    views.append(
+        StoredView(state.game_id, SPECTATOR, state.version, proj.table.view(state, None), [], 0)
+    )
     return proj, out, views
 
 
@@ -262,15 +292,19 @@ class Projector(Service):
         async with self.store.tracking_many(names.values()) as tracking:
             conn = tracking.conn
             notes: list[StoredNotification] = []
-            views: list[tuple[str, str, int, dict[str, Any], list[dict[str, Any]]]] = []
+            views: list[StoredView] = []
             summaries: list[dict[str, Any]] = []
             moves: dict[str, int] = {}
+            # what is acknowledged already (the gamemaster sent it) is neither built nor stored
+            owed = await readmodels.owed(conn, sorted(by_game))
             for game in sorted(by_game):
                 done = tracking.positions[names[game]]
                 top = max(int(r["version"]) for r in by_game[game])
                 if top <= done:
                     continue
-                out = await self._project(conn, game, by_game[game], done, top, views, summaries)
+                out = await self._project(
+                    game, by_game[game], done, top, owed[game], views, summaries
+                )
                 for item in out:
                     notes.extend(item.notes)
                     if item.public is not None:
@@ -285,12 +319,12 @@ class Projector(Service):
 
     async def _project(
         self,
-        conn: PoolConnectionProxy[Record],
         game: str,
         records: list[dict[str, Any]],
         done: int,
         top: int,
-        views: list[tuple[str, str, int, dict[str, Any], list[dict[str, Any]]]],
+        owed: set[tuple[int, str]],
+        views: list[StoredView],
         summaries: list[dict[str, Any]],
     ) -> list[Projected]:
         proj = self._cache.get(game)
@@ -298,8 +332,9 @@ class Projector(Service):
             proj = None  # another projector instance moved this game on
         if proj is None and done > 0:
             history = await self.store.read_stream(game, 1, done)
-            proj, _, _ = project_events(None, [_public(r) for r in history], spectator=False)
-            proj.seqs = await readmodels.last_seqs(conn, game)
+            proj, _, _ = project_events(
+                None, [_public(r) for r in history], spectator=False, owed=frozenset()
+            )
         before = proj.state if proj is not None else None
         fresh = {int(r["version"]): r for r in records if int(r["version"]) > done}
         if sorted(fresh) != list(range(done + 1, top + 1)):
@@ -308,12 +343,11 @@ class Projector(Service):
                 r.version: _public(r) for r in await self.store.read_stream(game, done + 1, top)
             }
         try:
-            proj, out, rows = project_events(proj, [fresh[v] for v in sorted(fresh)])
+            proj, out, rows = project_events(proj, [fresh[v] for v in sorted(fresh)], owed=owed)
         except Exception:
             self._cache.pop(game, None)
             raise
-        version = proj.state.version
-        views.extend((game, p, version, v, a) for p, v, a in rows)
+        views.extend(rows)
         if _listing_changed(before, proj.state):
             summaries.append(proj.state.summary())
         self._cache[game] = proj
@@ -338,10 +372,9 @@ class Projector(Service):
                 # the gamemaster tells players at once; this projection follows a moment later
                 raise WireError(ErrorCode.UNAVAILABLE, "the table is being brought up to date")
             raise WireError(ErrorCode.NOT_SEATED, "you are not seated at this table")
-        version, view, actions = found
-        # last_seq first: every notification up to it is then either acknowledged or still
-        # pending when the pending list is read, so a client may skip up to last_seq safely
-        last_seq = await readmodels.last_seq(self.store.engine, game, player)
+        # the view's seq first: every notification up to it is then either acknowledged or
+        # still pending when the pending list is read, so a client may skip up to it safely
+        version, view, actions, last_seq = found[2:]
         pending = await self.store.pending_for_player(game, player)
         notes = await readmodels.notifications_for_versions(
             self.store.engine, game, player, pending
@@ -370,4 +403,5 @@ def _public(record: Any) -> dict[str, Any]:
         "version": record.version,
         "type": record.type,
         "data": record.data,
+        "metadata": record.metadata,
     }
