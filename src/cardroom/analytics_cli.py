@@ -9,8 +9,9 @@ Each command is a thin shell around an async function that the tests call direct
 - :func:`replay`, :func:`seen_by`, :func:`public_updates`: a game's timeline from its events,
   and what one player (or a spectator) saw, produced by the projector's own code
   (:func:`cardroom_projector.project_events`);
-- :func:`rebuild_projector`, :func:`cardroom_analytics.rebuild`: drop a read model, rebuild
-  it from the first event, verify it equals the live one.
+- :func:`rebuild_projector` (:mod:`cardroom.projector_rebuild`),
+  :func:`cardroom_analytics.rebuild`: drop a read model, rebuild it from the first event,
+  verify it equals the live one.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -37,10 +38,12 @@ from rich.progress import (
 )
 from rich.table import Table as RichTable
 
+from cardroom.projector_rebuild import PROJECTOR_TABLES, rebuild_projector
+
 if TYPE_CHECKING:
     from cardroom_engine import Table, TableState
     from cardroom_eventstore import EventStore
-    from cardroom_eventstore.readmodels import StoredNotification
+    from cardroom_eventstore.readmodels import StoredNotification, StoredView
     from cardroom_runtime.discovery import Services
     from nats.aio.client import Client as NatsClient
 
@@ -51,8 +54,6 @@ app = typer.Typer(
 )
 err = Console(stderr=True)
 log = logging.getLogger("cardroom.cli")
-
-PROJECTOR_TABLES = ("notifications", "views", "tables")
 
 
 class CliError(Exception):
@@ -511,7 +512,7 @@ def replay(records: Sequence[dict[str, Any]]) -> Replayed:
 
 def _notes(
     records: Sequence[dict[str, Any]],
-) -> tuple[list[StoredNotification], list[tuple[str, dict[str, Any], list[dict[str, Any]]]]]:
+) -> tuple[list[StoredNotification], list[StoredView]]:
     from cardroom_projector import project_events
 
     if not records:
@@ -526,7 +527,7 @@ def seen_by(
     """What ``player`` was sent, in order (the notifications, as published), and the view and
     actions they have at the end: the projector's own code over the events."""
     notes, views = _notes(records)
-    final = {p: (v, a) for p, v, a in views}
+    final = {v.player_id: (v.view, v.actions) for v in views}
     if player not in final:
         raise CliError(f"{player!r} is not seated at this table")
     view, actions = final[player]
@@ -661,240 +662,6 @@ def replay_command(
 
 
 # -- rebuild -------------------------------------------------------------------------------------
-
-
-@dataclass
-class ProjectorReport:
-    tables: tuple[str, ...]
-    games: int = 0
-    rows: int = 0
-    differences: list[str] = field(default_factory=list)
-    replaced: int = 0  # games whose rebuilt rows were committed
-    seconds: float = 0.0
-
-    @property
-    def equal(self) -> bool:
-        return not self.differences
-
-
-class _Rollback(Exception):
-    pass
-
-
-# One chunk of games per transaction when rebuilding: a few statements for all of them.
-REBUILD_CHUNK = 100
-
-_LIVE_SQL = {
-    "notifications": (
-        "SELECT game_id, player_id, seq, version, CAST(payload AS text) AS payload"
-        " FROM notifications WHERE game_id = ANY($1::text[])"
-    ),
-    "views": (
-        "SELECT game_id, player_id, version, CAST(view AS text) AS view,"
-        " CAST(actions AS text) AS actions FROM views WHERE game_id = ANY($1::text[])"
-    ),
-    "tables": (
-        "SELECT game_id, game_type, status, CAST(summary AS text) AS summary, version"
-        " FROM tables WHERE game_id = ANY($1::text[])"  # not updated_at: when, not what
-    ),
-}
-_JSON_COLUMNS = frozenset({"payload", "view", "actions", "summary"})
-
-Rows = dict[str, dict[tuple[Any, ...], dict[str, Any]]]
-
-
-def _key(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
-    if table == "notifications":
-        return (row["player_id"], row["seq"])
-    if table == "views":
-        return (row["player_id"],)
-    return (row["game_id"],)
-
-
-async def _live_rows(conn: Any, games: Sequence[str], tables: Sequence[str]) -> dict[str, Rows]:
-    """The stored rows of these games, per game, table and key (JSON decoded)."""
-    out: dict[str, Rows] = {g: {t: {} for t in tables} for g in games}
-    for table in tables:
-        for record in await conn.fetch(_LIVE_SQL[table], list(games)):
-            row = {k: json.loads(v) if k in _JSON_COLUMNS else v for k, v in dict(record).items()}
-            out[row["game_id"]][table][_key(table, row)] = row
-    return out
-
-
-def _as_stored(value: Any) -> Any:
-    """What ``value`` reads back as from a jsonb column (tuples become lists, and so on)."""
-    return json.loads(json.dumps(value))
-
-
-def _rebuilt_rows(
-    game: str, records: list[dict[str, Any]], tables: Sequence[str], live: Rows
-) -> tuple[Rows, list[Any], list[tuple[str, str, int, Any, Any]], list[dict[str, Any]]]:
-    """The projector's rows of one game, rebuilt from its events with the projector's code;
-    also in the shape ``readmodels.write_batch`` stores. The JSON values are made to read
-    as they would from the database only where there are live rows to compare them with
-    (against none, every row differs anyway)."""
-    from cardroom_projector import project_events
-
-    def _same_json(value: Any) -> Any:
-        return _as_stored(value) if compare else value
-
-    rows: Rows = {t: {} for t in tables}
-    notes: list[Any] = []
-    views: list[tuple[str, str, int, Any, Any]] = []
-    summaries: list[dict[str, Any]] = []
-    if not records:
-        return rows, notes, views, summaries
-    proj, projected, seat_views = project_events(None, records, spectator=False)
-    version = proj.state.version
-    compare = False
-    if "notifications" in tables:
-        compare = bool(live.get("notifications"))
-        for item in projected:
-            for n in item.notes:
-                notes.append(n)
-                row = {
-                    "game_id": game,
-                    "player_id": n.player_id,
-                    "seq": n.seq,
-                    "version": n.version,
-                    "payload": _same_json(n.payload),
-                }
-                rows["notifications"][_key("notifications", row)] = row
-    if "views" in tables:
-        compare = bool(live.get("views"))
-        for player, view, actions in seat_views:
-            views.append((game, player, version, view, actions))
-            row = {
-                "game_id": game,
-                "player_id": player,
-                "version": version,
-                "view": _same_json(view),
-                "actions": _same_json(actions),
-            }
-            rows["views"][_key("views", row)] = row
-    if "tables" in tables:
-        compare = bool(live.get("tables"))
-        summary = proj.state.summary()
-        summaries.append(summary)
-        row = {
-            "game_id": game,
-            "game_type": summary["game_type"],
-            "status": summary["status"],
-            "summary": _same_json(summary),
-            "version": summary["version"],
-        }
-        rows["tables"][_key("tables", row)] = row
-    return rows, notes, views, summaries
-
-
-def _diff(
-    game: str,
-    live: dict[str, dict[tuple[Any, ...], dict[str, Any]]],
-    rebuilt: dict[str, dict[tuple[Any, ...], dict[str, Any]]],
-) -> list[str]:
-    found: list[str] = []
-    for table in sorted(live):
-        a, b = live[table], rebuilt.get(table, {})
-        for key in sorted(set(a) | set(b), key=repr):
-            if a.get(key) != b.get(key):
-                which = "only live" if key not in b else "only rebuilt" if key not in a else None
-                if which is None:
-                    cols = sorted(c for c in a[key] if a[key][c] != b[key].get(c))
-                    which = "differs in " + ", ".join(cols)
-                found.append(f"{table} {game} {key}: {which}")
-    return found
-
-
-async def rebuild_projector(
-    store: EventStore,
-    *,
-    tables: Sequence[str] = PROJECTOR_TABLES,
-    game: str | None = None,
-    repair: bool = False,
-) -> ProjectorReport:
-    """Rebuild the projector's read models of every game it has projected (or one) from the
-    first event with the projector's code, and compare them with the live rows.
-
-    Games are taken ``REBUILD_CHUNK`` at a time, in one transaction holding their projector
-    checkpoints (the live projector waits for them): the rebuild goes exactly up to each live
-    checkpoint. A game whose rebuilt rows differ from its live rows is reported, and its rows
-    are replaced by the rebuilt ones only with ``repair``; a game whose rows are equal keeps
-    them (they are what the rebuild would write).
-    """
-    import sqlalchemy as sa
-    from cardroom_eventstore.schema import checkpoints
-    from cardroom_projector.service import checkpoint_name
-
-    began = time.perf_counter()
-    report = ProjectorReport(tuple(tables))
-    prefix = checkpoint_name("")
-    async with store.engine.connect() as conn:
-        query = sa.select(checkpoints.c.name).where(checkpoints.c.name.startswith(prefix))
-        if game is not None:
-            query = query.where(checkpoints.c.name == checkpoint_name(game))
-        names = sorted((await conn.scalars(query)).all())
-    for start in range(0, len(names), REBUILD_CHUNK):
-        chunk = [name[len(prefix) :] for name in names[start : start + REBUILD_CHUNK]]
-        await _rebuild_chunk(store, chunk, tables, repair, report)
-    report.seconds = time.perf_counter() - began
-    return report
-
-
-async def _rebuild_chunk(
-    store: EventStore,
-    games: list[str],
-    tables: Sequence[str],
-    repair: bool,
-    report: ProjectorReport,
-) -> None:
-    from cardroom_eventstore import readmodels
-    from cardroom_projector.service import checkpoint_name
-
-    async with store.tracking_many([checkpoint_name(g) for g in games]) as tracking:
-        conn = tracking.conn
-        done = {g: tracking.positions[checkpoint_name(g)] for g in games}
-        live = await _live_rows(conn, games, tables)
-        history: dict[str, list[dict[str, Any]]] = {g: [] for g in games}
-        for r in await conn.fetch(_HISTORY_SQL, games):
-            if r["version"] <= done[r["stream_id"]]:
-                history[r["stream_id"]].append(
-                    {
-                        "game": r["stream_id"],
-                        "game_type": r["stream_type"],
-                        "version": r["version"],
-                        "type": r["type"],
-                        "data": json.loads(r["data"]),
-                    }
-                )
-        replace: list[str] = []
-        notes: list[Any] = []
-        views: list[tuple[str, str, int, Any, Any]] = []
-        summaries: list[dict[str, Any]] = []
-        for g in games:
-            rebuilt, g_notes, g_views, g_summaries = _rebuilt_rows(g, history[g], tables, live[g])
-            report.games += 1
-            report.rows += sum(len(rows) for rows in rebuilt.values())
-            diffs = _diff(g, live[g], rebuilt)
-            report.differences += diffs
-            if diffs and not repair:
-                continue
-            report.replaced += 1
-            if diffs:
-                replace.append(g)
-                notes += g_notes
-                views += g_views
-                summaries += g_summaries
-        if replace:
-            for table in tables:
-                assert table in _LIVE_SQL, table  # a known name, safe in the statement
-                await conn.execute(f"DELETE FROM {table} WHERE game_id = ANY($1::text[])", replace)
-            await readmodels.write_batch(conn, notes, views, summaries)
-
-
-_HISTORY_SQL = (
-    "SELECT stream_id, stream_type, version, type, CAST(data AS text) AS data FROM events"
-    " WHERE stream_id = ANY($1::text[]) ORDER BY stream_id, version"
-)
 
 
 class Projection(StrEnum):
