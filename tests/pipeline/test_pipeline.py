@@ -13,6 +13,8 @@ from cardroom_eventstore import readmodels
 from cardroom_wire import Notification
 from support.stack import Recorder, Stack, as_event, contiguous, projected, wait_until
 
+from cardroom.analytics_cli import read_game, seen_by
+
 
 async def _replayed(stack: Stack, game: str) -> Table:
     records = await stack.store.read_stream(game)
@@ -44,14 +46,29 @@ async def test_bots_finish_50_concurrent_games(stack: Stack) -> None:
         assert final.outcome == outcome  # what the players were told is what the log says
 
 
-async def _two_player_game(stack: Stack) -> tuple[str, BotPlayer, BotPlayer, Recorder, Recorder]:
+async def _two_player_game(
+    stack: Stack, *, bob_stops_at: int = 0
+) -> tuple[str, BotPlayer, BotPlayer, Recorder, Recorder]:
+    """Two bots play highcard; with ``bob_stops_at``, bob's handler never returns from that
+    notification (it is neither recorded nor acknowledged: the game waits for bob)."""
     a, b = await stack.client("alice"), await stack.client("bob")
     bots = [BotPlayer(a), BotPlayer(b)]
     recorders = [Recorder(), Recorder()]
     for bot, rec in zip(bots, recorders, strict=True):
         observe = bot._observe
+        stop_at = bob_stops_at if bot is bots[1] else 0
+        got = [0]
 
-        async def handler(note: Notification, rec: Recorder = rec, observe=observe) -> None:
+        async def handler(
+            note: Notification,
+            rec: Recorder = rec,
+            observe=observe,
+            stop_at: int = stop_at,
+            got: list[int] = got,
+        ) -> None:
+            got[0] += 1
+            if got[0] == stop_at:
+                await asyncio.Event().wait()
             await rec(note)
             await observe(note)
 
@@ -79,21 +96,53 @@ async def _no_pending(stack: Stack, game: str, player: str) -> bool:
     return await stack.store.pending_for_player(game, player) == []
 
 
-async def test_what_players_were_sent_is_what_the_projector_stored(stack: Stack) -> None:
-    """The gamemaster sends notifications as events commit; the projector stores its own,
-    computed from the events, for syncs and resends. They must be the same documents."""
+async def test_what_players_were_sent_is_what_the_projector_computes(stack: Stack) -> None:
+    """The gamemaster sends notifications as events commit; the projector computes its own
+    from the events (stored for syncs and resends while owed). They must be the same
+    documents, and the projector's views count the same ``seq``."""
     game, a, b, ra, rb = await _two_player_game(stack)
     async with asyncio.timeout(60):
         await asyncio.gather(a.finished[game].wait(), b.finished[game].wait())
     await projected(stack.store, game)
+    records = await read_game(stack.store, game)
     for rec, player in ((ra, "alice"), (rb, "bob")):
         sent = [note.model_dump(mode="json") for note in rec.seen[game]]
-        versions = [note["version"] for note in sent]
-        stored = await readmodels.notifications_for_versions(
-            stack.store.engine, game, player, versions
-        )
         assert len(sent) > 10
-        assert [note.payload for note in stored] == sent
+        assert seen_by(records, player)[0] == sent
+        assert await readmodels.last_seq(stack.store.engine, game, player) == len(sent)
+
+
+async def test_what_a_player_owes_is_stored_as_it_was_sent(stack: Stack) -> None:
+    """A notification not acknowledged yet is stored by the projector, the very document the
+    player got; once acknowledged it is gone (the event log keeps the history)."""
+    alice, bob = await stack.client("alice"), await stack.client("bob")
+    got: list[Notification] = []
+    held = asyncio.Event()
+
+    async def hold(note: Notification) -> None:  # returns (and so acks) only when let go
+        got.append(note)
+        await held.wait()
+
+    alice.on_notification(hold)
+    bob.on_notification(lambda note: asyncio.sleep(0))
+    game = await alice.create("highcard", {}, seats=2)
+    await bob.join(game)
+    await wait_until(lambda: len(got) >= 1)
+    await projected(stack.store, game)
+    versions = [note.version for note in got]
+    stored = await readmodels.notifications_for_versions(
+        stack.store.engine, game, "alice", versions
+    )
+    assert [n.payload for n in stored] == [note.model_dump(mode="json") for note in got]
+    held.set()
+    await wait_until(lambda: _no_pending(stack, game, "alice"))
+    # deleted on the acktracker's sweep (or never stored, had the ack been first)
+    await wait_until(lambda: _none_stored(stack, game, "alice", versions), timeout=30)
+
+
+async def _none_stored(stack: Stack, game: str, player: str, versions: list[int]) -> bool:
+    engine = stack.store.engine
+    return await readmodels.notifications_for_versions(engine, game, player, versions) == []
 
 
 async def test_command_while_acks_are_missing_is_refused(stack: Stack) -> None:
@@ -145,14 +194,13 @@ async def test_duplicate_command_id_returns_the_first_answer(stack: Stack) -> No
 
 
 async def test_client_drops_and_resyncs(stack: Stack) -> None:
-    game, a, b, ra, rb = await _two_player_game(stack)
-    # let the game run a little, then cut bob off
+    # let the game run a little, then cut bob off while he handles his 4th notification
+    game, a, b, ra, rb = await _two_player_game(stack, bob_stops_at=4)
     await wait_until(lambda: len(rb.seen.get(game, [])) >= 3)
+    await wait_until(lambda: stack.store.pending_for_player(game, "bob"))  # the game waits
     await b.client.close()
     dropped_at = rb.seqs(game)[-1]
-    await wait_until(
-        lambda: stack.store.pending_for_player(game, "bob"), timeout=30
-    )  # the game now waits for bob
+    assert dropped_at == 3
     # bob comes back on a new connection and resyncs
     b2 = BotPlayer(await stack.client("bob"))
     observe = b2._observe
