@@ -18,7 +18,7 @@ from cardroom_eventstore import EventStore, readmodels
 from support.stack import wait_until
 from typer.testing import CliRunner
 
-from cardroom import analytics_cli
+from cardroom import analytics_cli, projector_rebuild
 from cardroom.analytics_cli import (
     TournamentResult,
     read_game,
@@ -172,6 +172,41 @@ async def test_rebuild_equals_live_for_every_read_model(
     assert any("analytics_ratings" in d and "mu" in d for d in damaged_a.differences)
     assert (await rebuild(cardroom.engine, source, repair=True)).replaced
     assert (await rebuild(cardroom.engine, source)).equal
+
+
+async def test_rebuild_in_worker_processes_finds_and_repairs_the_same(
+    cardroom: AnalyticsRun, played: TournamentResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One game per chunk, folded in two forked workers: the rebuild reads and compares as
+    in one process, and repairs exactly the damaged games."""
+    monkeypatch.setattr(projector_rebuild, "CHUNK_EVENTS", 1)
+    store = _store(cardroom)
+    report = await rebuild_projector(store, workers=2)
+    assert report.workers == 2
+    assert report.equal, report.differences
+    assert report.games >= GAMES
+    first, second = played.games[2], played.games[3]
+    async with store.engine.begin() as conn:
+        t = readmodels.views
+        await conn.execute(
+            sa.update(t).where(t.c.game_id == first, t.c.player_id == "random-1").values(seq=99)
+        )
+        await conn.execute(
+            sa.update(t).where(t.c.game_id == second, t.c.player_id == "").values(view={})
+        )
+    damaged = await rebuild_projector(store, workers=2)
+    assert sorted(damaged.differences) == sorted(
+        [
+            f"views {first} ('random-1',): differs in seq",
+            f"views {second} ('',): differs in view",
+        ]
+    )
+    assert damaged.replaced == damaged.games - 2
+    repaired = await rebuild_projector(store, workers=2, repair=True)
+    assert repaired.replaced == repaired.games
+    again = await rebuild_projector(store, workers=0)
+    assert again.equal, again.differences
+    assert again.workers == 0
 
 
 async def test_the_commands(cardroom: AnalyticsRun, played: TournamentResult) -> None:
