@@ -4,24 +4,32 @@ log, beside a raw scan of the events table measured in the same run.
 The log: BENCH_REPLAY_GAMES whole games (default 100) of each real game type, played in
 memory with random legal moves (gamesim.py), appended through ``EventStore.append_many``
 into a fresh database (one ``Append`` per game with every event's addressees and the
-gamemaster's metadata, 20 games per transaction). Macaua, whose games are long and slow
-to play, gets BENCH_REPLAY_MACAUA_GAMES (default 2); a game that does not play is skipped
-with its reason. Each game's projector checkpoint is then set to its last version, as if the
+gamemaster's metadata, 20 games per transaction). Macaua, whose games are long and slow to
+play, gets BENCH_REPLAY_MACAUA_GAMES (default 2); a game that does not play is skipped with
+its reason. The players then acknowledge what they were sent (``EventStore.ack_many``),
+except each game's last decision (the end, or where a game stands): those notifications are
+still owed, so the rebuild builds and stores them (the read model holds only owed ones, see
+migration 0005). Each game's projector checkpoint is set to its last version, as if the
 projector had projected everything.
 
 - rebuild: ``cardroom rebuild projector``'s code path,
-  ``cardroom.analytics_cli.rebuild_projector(store, repair=True)`` over every game: per chunk
-  of 100 games, one transaction that locks their checkpoints, reads their live rows and their
-  events (one statement each), runs ``cardroom_projector.project_events`` per game, compares
-  in memory, and replaces the rows of the games that differ (one delete per table, one insert
-  per kind of row). Pass 1 starts from empty read models (the headline figure: every game is
+  ``cardroom.projector_rebuild.rebuild_projector(store, repair=True)`` over every game: per
+  chunk of 100 games, one transaction that locks their checkpoints, reads their live rows,
+  owed acks and events (one statement each), folds each game with
+  ``cardroom_projector.project_events`` in a worker process (one per core; a chunk more
+  than workers is in flight, so reads and writes overlap the folds), compares in memory,
+  and replaces the rows of the games that differ (one delete per table, one insert per kind
+  of row). Pass 1 starts from empty read models (the headline figure: every game is
   written); pass 2 rebuilds again over the rows of pass 1 (the operator's verify case, rows
-  equal, nothing written).
+  equal, nothing written); pass 3 is pass 2 folded in this one process (the figure without
+  the workers).
 - floor (the raw scan): ``SELECT * FROM events ORDER BY position`` with asyncpg, every row
-  fetched; the median of 2 scans before and 2 after the rebuilds.
-- the split of the rebuild (a profile in figures): reading every game's events through
+  fetched, with the garbage collector held off as the rebuild holds it off; the median of 2
+  scans before and 2 after the rebuilds.
+- the split (a profile in figures, one process): reading every game's events through
   ``EventStore.read_stream`` + ``event_payload`` alone, and ``project_events`` alone, in
-  memory, per game type. BENCH_REPLAY_PROFILE=1 also prints cProfile's top functions of pass 1.
+  memory, per game type. BENCH_REPLAY_PROFILE=1 also prints cProfile's top functions of pass
+  1, which then folds in this process.
 
 Target: rebuild at least 0.3x the raw scan (reported PASS/MISS, not asserted).
 Run alone: ``BENCH_REPLAY_GAMES=10 BENCH_REPLAY_MACAUA_GAMES=0 uv run --frozen python
@@ -32,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import cProfile
+import gc
 import io
 import os
 import pstats
@@ -87,16 +96,34 @@ async def append_log(store: EventStore, games: list[Played]) -> int:
     for a in appends:
         async with store.tracking(checkpoint_name(a.stream_id)) as tracking:
             await tracking.advance(a.last_version)
+    # the players acknowledged what they were sent, except the last decision's notifications
+    # (the end of the game, or where it stands): those are still owed, and stored
+    acks: list[tuple[str, int, str]] = []
+    for p in games:
+        version = 0
+        for i, decision in enumerate(p.decisions):
+            for _, _, addressees in decision:
+                version += 1
+                if i < len(p.decisions) - 1:
+                    acks += [(p.game_id, version, player) for player in sorted(addressees)]
+    for i in range(0, len(acks), 5000):
+        await store.ack_many(acks[i : i + 5000])
     return sum(len(a.events) for a in appends)
 
 
 async def scan(url: str) -> tuple[float, int]:
     conn = await asyncpg.connect(asyncpg_dsn(url))
+    # at its best, like the rebuild: without the collector's passes over this process's heap
+    # (the whole log played in memory), which otherwise make the floor slower by up to 2x
+    gc.disable()
+    gc.freeze()
     try:
         t0 = time.perf_counter()
         rows = await conn.fetch("SELECT * FROM events ORDER BY position")
         return time.perf_counter() - t0, len(rows)
     finally:
+        gc.unfreeze()
+        gc.enable()
         await conn.close()
 
 
@@ -107,10 +134,14 @@ async def split(store: EventStore, games: list[Played]) -> dict[str, Any]:
     for p in games:
         payloads[p.game_id] = [event_payload(e) for e in await store.read_stream(p.game_id)]
     read_s = time.perf_counter() - t0
+    owed = {
+        g: {(v, player) for v, players in (await store.pending(g)).items() for player in players}
+        for g in payloads
+    }
     per_type: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
-    for records in payloads.values():
+    for game, records in payloads.items():
         t0 = time.perf_counter()
-        project_events(None, records, spectator=False)
+        project_events(None, records, spectator=False, owed=owed[game])
         acc = per_type[records[0]["game_type"]]
         acc[0] += time.perf_counter() - t0
         acc[1] += len(records)
@@ -141,37 +172,40 @@ async def main() -> None:
             profiler = cProfile.Profile() if profile else None
             if profiler is not None:
                 profiler.enable()
-            first = await rebuild_projector(store, repair=True)
+            # profiled: in this process, or the profile shows only the waits on the workers
+            first = await rebuild_projector(store, repair=True, workers=0 if profile else None)
             if profiler is not None:
                 profiler.disable()
             second = await rebuild_projector(store)
+            single = await rebuild_projector(store, workers=0)
             scans += [await scan(url) for _ in range(2)]
             parts = await split(store, games)
         finally:
             await store.close()
     if any(n != events for _, n in scans):
         raise RuntimeError(f"the scan read {scans}, {events} events were appended")
-    if second.differences:
-        raise RuntimeError(f"rebuild differs from itself: {second.differences[:5]}")
+    if second.differences or single.differences:
+        diffs = second.differences + single.differences
+        raise RuntimeError(f"rebuild differs from itself: {diffs[:5]}")
     scan_s = statistics.median(s for s, _ in scans)
     scan_rate = events / scan_s
     rate1, rate2 = events / first.seconds, events / second.seconds
+    rate3 = events / single.seconds
     ratio = rate1 / scan_rate
     v = verdict(ratio, TARGET_OVER_SCAN)
     types = sorted({p.game_type for p in games})
     report.line(f"  log: {events} events of {len(games)} games ({', '.join(types)})")
     report.line(
         f"  rebuild (empty read models): {rate1:9.0f} events/s ({first.seconds:.2f} s, "
-        f"{first.rows} rows)"
+        f"{first.rows} rows, {first.workers} worker processes)"
     )
     report.line(f"  rebuild (verify over live):  {rate2:9.0f} events/s ({second.seconds:.2f} s)")
+    report.line(f"  the same in one process:     {rate3:9.0f} events/s ({single.seconds:.2f} s)")
     report.line(f"  floor, raw scan:             {scan_rate:9.0f} events/s ({scan_s:.3f} s)")
     report.line(f"  rebuild/scan {ratio:.3f}x (target >= {TARGET_OVER_SCAN}x: {v})")
-    rest = first.seconds - parts["read_streams_seconds"] - parts["project_seconds"]
     report.line(
-        f"  split of pass 1: read_stream {parts['read_streams_seconds']:.2f} s, "
-        f"project_events {parts['project_seconds']:.2f} s, "
-        f"writes + read-back + compare {rest:.2f} s"
+        f"  split, one process in memory: read_stream {parts['read_streams_seconds']:.2f} s, "
+        f"project_events {parts['project_seconds']:.2f} s"
     )
     for t, d in parts["project_per_type"].items():
         report.line(f"    project_events {t:9s} {d['events_per_second']:9.0f} events/s")
@@ -186,6 +220,8 @@ async def main() -> None:
                 "rows": first.rows,
             },
             "rebuild_verify": {"seconds": second.seconds, "events_per_second": rate2},
+            "rebuild_verify_one_process": {"seconds": single.seconds, "events_per_second": rate3},
+            "workers": first.workers,
             "scan": {"seconds": [s for s, _ in scans], "events_per_second": scan_rate},
             "rebuild_over_scan": ratio,
             "split": parts,
@@ -194,7 +230,7 @@ async def main() -> None:
     )
     if profiler is not None:
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(20)
+        pstats.Stats(profiler, stream=out).sort_stats(os.environ.get("BENCH_REPLAY_SORT", "tottime")).print_stats(25)
         report.line(out.getvalue())
     report.write()
 
