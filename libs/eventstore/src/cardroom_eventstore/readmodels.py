@@ -132,11 +132,13 @@ DELETE FROM notifications n WHERE NOT EXISTS (
 """
 )
 
-_PUT_TABLE = Statement(
+_PUT_TABLES = Statement(
     """
 INSERT INTO tables (game_id, game_type, status, summary, version)
-VALUES (CAST(:game AS text), CAST(:game_type AS text), CAST(:status AS text),
-        CAST(:summary AS jsonb), CAST(:version AS integer))
+SELECT t.game_id, t.game_type, t.status, CAST(t.summary AS jsonb), t.version
+FROM unnest(CAST(:games AS text[]), CAST(:game_types AS text[]), CAST(:statuses AS text[]),
+            CAST(:summaries AS text[]), CAST(:versions AS integer[]))
+    AS t(game_id, game_type, status, summary, version)
 ON CONFLICT (game_id) DO UPDATE
 SET status = EXCLUDED.status, summary = EXCLUDED.summary, version = EXCLUDED.version,
     updated_at = now()
@@ -175,15 +177,17 @@ async def write_batch(
             "seqs": [v[5] for v in views],
         }
         await conn.execute(_PUT_VIEWS.sql, *_PUT_VIEWS.args(params))
-    for summary in summaries:
+    if summaries:
+        # one row per game (the last summary wins): one statement may not update a row twice
+        summaries = list({t["game"]: t for t in summaries}.values())
         params = {
-            "game": summary["game"],
-            "game_type": summary["game_type"],
-            "status": summary["status"],
-            "summary": _dump(summary),
-            "version": summary["version"],
+            "games": [t["game"] for t in summaries],
+            "game_types": [t["game_type"] for t in summaries],
+            "statuses": [t["status"] for t in summaries],
+            "summaries": [_dump(t) for t in summaries],
+            "versions": [t["version"] for t in summaries],
         }
-        await conn.execute(_PUT_TABLE.sql, *_PUT_TABLE.args(params))
+        await conn.execute(_PUT_TABLES.sql, *_PUT_TABLES.args(params))
 
 
 async def owed(
