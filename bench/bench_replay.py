@@ -230,7 +230,7 @@ async def main() -> None:
     )
     if profiler is not None:
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats(os.environ.get("BENCH_REPLAY_SORT", "tottime")).print_stats(25)
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
         report.line(out.getvalue())
     report.write()
 
