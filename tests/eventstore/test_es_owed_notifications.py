@@ -1,16 +1,21 @@
 """The notifications read model holds what is owed (migration 0005): events name their
-addressees, stored notifications are those still to be acknowledged, views carry the seq."""
+addressees, stored notifications are those still to be acknowledged, views carry the seq.
+And the hot pool drops a connection asyncpg reports broken."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import Callable
+from typing import Any
 
+import asyncpg
+import pytest
 from alembic import command
 from alembic.config import Config
 from cardroom_eventstore import TO, Append, EventStore, NewEvent, readmodels
 from cardroom_eventstore.readmodels import StoredNotification, StoredView
+from cardroom_runtime.host import storage_unavailable
 from sqlalchemy import text
 
 
@@ -129,3 +134,27 @@ async def test_migration_0005_keeps_what_is_owed(
         await asyncio.to_thread(command.upgrade, config, "head")
     finally:
         await store.close()
+
+
+async def test_a_broken_hot_connection_is_dropped_and_the_statement_runs_on_another(
+    store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncpg's "another operation is in progress" (raised before anything is sent): the
+    connection is terminated, not pooled again, and the ack runs once more on another."""
+    await store.append(Append("g", "take5", 0, [ev("amy")]))
+    broken: list[asyncpg.Connection[asyncpg.Record]] = []
+    fetch = asyncpg.Connection.fetch
+
+    async def once_broken(self: asyncpg.Connection[asyncpg.Record], *args: Any) -> Any:
+        if not broken:
+            broken.append(self)
+            raise asyncpg.exceptions.InternalClientError("cannot switch to state 12")
+        return await fetch(self, *args)
+
+    monkeypatch.setattr(asyncpg.Connection, "fetch", once_broken)
+    results = await store.ack_many([("g", 1, "amy")])
+    assert results[0].accepted
+    assert broken
+    assert broken[0].is_closed()
+    assert await store.pending("g") == {}
+    assert storage_unavailable(asyncpg.exceptions.InternalClientError("again"))

@@ -51,7 +51,13 @@ async def _no_reset(connection: asyncpg.Connection[asyncpg.Record]) -> None:
 
 
 class HotPool:
-    """A lazily opened asyncpg pool (``max_size`` connections) for :class:`Statement`s."""
+    """A lazily opened asyncpg pool (``max_size`` connections) for :class:`Statement`s.
+
+    A statement that meets a connection whose protocol state is broken runs once more on
+    another: asyncpg raises ``InternalClientError`` ("cannot switch to state ...; another
+    operation is in progress") before anything is sent (seen once while NATS restarted under
+    load, answering a command ``internal`` and stalling its game), so the retry is safe.
+    """
 
     def __init__(self, connect_args: Mapping[str, Any], max_size: int) -> None:
         self._connect_args = dict(connect_args)
@@ -78,14 +84,28 @@ class HotPool:
             yield conn
 
     async def fetch(self, statement: Statement, params: Mapping[str, Any]) -> list[asyncpg.Record]:
-        async with self.connection() as conn:
-            return await conn.fetch(statement.sql, *statement.args(params))
+        for attempt in range(2):
+            async with self.connection() as conn:
+                try:
+                    return await conn.fetch(statement.sql, *statement.args(params))
+                except asyncpg.exceptions.InternalClientError:
+                    conn.terminate()  # broken: it must not go back to the pool
+                    if attempt:
+                        raise
+        raise AssertionError("unreachable")
 
     async def fetchrow(
         self, statement: Statement, params: Mapping[str, Any]
     ) -> asyncpg.Record | None:
-        async with self.connection() as conn:
-            return await conn.fetchrow(statement.sql, *statement.args(params))
+        for attempt in range(2):
+            async with self.connection() as conn:
+                try:
+                    return await conn.fetchrow(statement.sql, *statement.args(params))
+                except asyncpg.exceptions.InternalClientError:
+                    conn.terminate()  # broken: it must not go back to the pool
+                    if attempt:
+                        raise
+        raise AssertionError("unreachable")
 
     async def close(self) -> None:
         pool, self._pool = self._pool, None

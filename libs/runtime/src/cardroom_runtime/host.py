@@ -168,6 +168,7 @@ _UNAVAILABLE = {
             "AdminShutdownError",
             "CrashShutdownError",
             "InterfaceError",
+            "InternalClientError",  # a pooled connection left in a broken state
         }
     ),
 }
