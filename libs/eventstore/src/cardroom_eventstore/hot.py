@@ -84,23 +84,20 @@ class HotPool:
             yield conn
 
     async def fetch(self, statement: Statement, params: Mapping[str, Any]) -> list[asyncpg.Record]:
-        for attempt in range(2):
-            async with self.connection() as conn:
-                try:
-                    return await conn.fetch(statement.sql, *statement.args(params))
-                except asyncpg.exceptions.InternalClientError:
-                    conn.terminate()  # broken: it must not go back to the pool
-                    if attempt:
-                        raise
-        raise AssertionError("unreachable")
+        args = statement.args(params)
+        return await self._run(lambda conn: conn.fetch(statement.sql, *args))
 
     async def fetchrow(
         self, statement: Statement, params: Mapping[str, Any]
     ) -> asyncpg.Record | None:
+        args = statement.args(params)
+        return await self._run(lambda conn: conn.fetchrow(statement.sql, *args))
+
+    async def _run(self, call: Callable[[PoolConnectionProxy[asyncpg.Record]], Awaitable[R]]) -> R:
         for attempt in range(2):
             async with self.connection() as conn:
                 try:
-                    return await conn.fetchrow(statement.sql, *statement.args(params))
+                    return await call(conn)
                 except asyncpg.exceptions.InternalClientError:
                     conn.terminate()  # broken: it must not go back to the pool
                     if attempt:
