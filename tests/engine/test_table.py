@@ -25,6 +25,32 @@ def test_random_games_finish_with_an_outcome() -> None:
         assert local.table.replay(events) == local.state
 
 
+def test_evolve_many_equals_evolve_one_event_at_a_time() -> None:
+    """The fold in runs (one table-state copy per run of game events) ends where folding
+    every event alone ends, from any point, with presence events inside the runs."""
+    for seed in range(60):
+        rng = random.Random(seed)
+        local = simulate.play(GAME, ["a", "b"], rng, {"rounds": 3})
+        events = [s.event for s in local.steps]
+        # presence changes between the game's events (table events break a run)
+        for _ in range(rng.randrange(4)):
+            at = rng.randrange(4, len(events))
+            events[at:at] = [
+                {"type": "table.away", "player": "a"},
+                {"type": "table.back", "player": "a"},
+            ]
+        table = local.table
+        start = rng.randrange(1, len(events))
+        state = table.replay(events[:start])
+        one = state
+        for event in events[start:]:
+            one = table.evolve(one, event)
+        assert table.evolve_many(state, events[start:]) == one
+        assert table.evolve_many(state, []) == state
+    with pytest.raises(ValueError, match="no events"):
+        Table(GAME).replay([])
+
+
 def test_lobby_rules() -> None:
     table = Table(GAME)
     rng = random.Random(1)
