@@ -40,6 +40,7 @@ import orjson
 if TYPE_CHECKING:
     from cardroom_eventstore import EventStore
     from cardroom_eventstore.readmodels import StoredNotification, StoredView
+    from cardroom_projector import Entry
 
 PROJECTOR_TABLES = ("notifications", "views", "tables")
 
@@ -70,15 +71,19 @@ _JSON_COLUMNS = frozenset({"payload", "view", "actions", "summary"})
 
 # Each game's events up to its checkpoint as one JSON array of [version, type, data, to]
 # (``to``: metadata.to, cardroom_eventstore.TO): one row and one parse per game instead of
-# a row, a record and a parse per event.
+# a row, a record and a parse per event. Per game (LATERAL): a range of the (stream_id,
+# version) index, already in order; a join of the chunk's games with the whole table
+# scanned all of it for every chunk and sorted what it found.
 _HISTORY_SQL = """
-SELECT e.stream_id, min(e.stream_type) AS stream_type,
-       CAST(json_agg(json_build_array(e.version, e.type, e.data, e.metadata -> 'to')
-                     ORDER BY e.version) AS text) AS events
-FROM events e
-JOIN unnest(CAST($1 AS text[]), CAST($2 AS integer[])) AS d(game, done)
-  ON e.stream_id = d.game AND e.version <= d.done
-GROUP BY e.stream_id
+SELECT d.game, h.stream_type, h.events
+FROM unnest(CAST($1 AS text[]), CAST($2 AS integer[])) AS d(game, done)
+CROSS JOIN LATERAL (
+  SELECT min(e.stream_type) AS stream_type,
+         CAST(json_agg(json_build_array(e.version, e.type, e.data, e.metadata -> 'to')
+                       ORDER BY e.version) AS text) AS events
+  FROM events e WHERE e.stream_id = d.game AND e.version <= d.done
+) AS h
+WHERE h.events IS NOT NULL
 """
 
 Rows = dict[str, dict[tuple[Any, ...], dict[str, Any]]]
@@ -148,7 +153,8 @@ def _loads(text: str | bytes) -> Any:
 
 def _rebuilt_rows(
     game: str,
-    records: list[dict[str, Any]],
+    game_type: str,
+    entries: list[Entry],
     tables: Sequence[str],
     live: Rows,
     owed: set[tuple[int, str]],
@@ -158,7 +164,7 @@ def _rebuilt_rows(
     ``readmodels.write_batch`` stores. The JSON values are made to read as they would from
     the database only where there are live rows to compare them with (against none, every
     row differs anyway)."""
-    from cardroom_projector import project_events
+    from cardroom_projector import project_log
 
     def _same_json(value: Any) -> Any:
         return _as_stored(value) if compare else value
@@ -167,9 +173,9 @@ def _rebuilt_rows(
     notes: list[StoredNotification] = []
     views: list[StoredView] = []
     summaries: list[dict[str, Any]] = []
-    if not records:
+    if not entries:
         return rows, notes, views, summaries
-    proj, projected, seat_views = project_events(None, records, spectator=False, owed=owed)
+    proj, projected, seat_views = project_log(None, game_type, entries, spectator=False, owed=owed)
     compare = False
     if "notifications" in tables:
         compare = bool(live.get("notifications"))
@@ -247,23 +253,17 @@ def _fold(job: _Job) -> _Folded:
                 for k, v in zip(columns, record, strict=True)
             }
             live[row["game_id"]][table][_key(table, row)] = row
-    history: dict[str, list[dict[str, Any]]] = {g: [] for g in job.games}
+    history: dict[str, tuple[str, list[Entry]]] = {g: ("", []) for g in job.games}
     for game, game_type, events in job.history:
-        history[game] = [
-            {
-                "game": game,
-                "game_type": game_type,
-                "version": version,
-                "type": type_,
-                "data": data,
-                "metadata": {} if sent_to is None else {"to": sent_to},
-            }
-            for version, type_, data, sent_to in _loads(events)
-        ]
+        entries: list[Entry] = []
+        for version, type_, data, sent_to in _loads(events):
+            data["type"] = type_  # {**data, "type": type_} without the copy: data is ours
+            entries.append((version, data, sent_to))
+        history[game] = (game_type, entries)
     out = _Folded()
     for g in job.games:
         rebuilt, notes, views, summaries = _rebuilt_rows(
-            g, history[g], job.tables, live[g], job.owed[g]
+            g, *history[g], job.tables, live[g], job.owed[g]
         )
         out.games += 1
         out.rows += sum(len(rows) for rows in rebuilt.values())

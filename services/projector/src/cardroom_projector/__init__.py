@@ -1,5 +1,5 @@
 """Projector: events -> per-player views and notifications on private subjects."""
 
-from .service import Projection, Projector, project_events
+from .service import Entry, Projection, Projector, project_events, project_log
 
-__all__ = ["Projection", "Projector", "project_events"]
+__all__ = ["Entry", "Projection", "Projector", "project_events", "project_log"]

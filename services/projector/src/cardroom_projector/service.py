@@ -27,11 +27,11 @@ import contextlib
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cardroom_engine import Table, TableState, registry
+from cardroom_engine import Event, Table, TableState, registry
 from cardroom_eventstore import TO, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
 from cardroom_runtime.host import Service, ensure_events_stream
@@ -77,6 +77,11 @@ class Projected:
     public: PublicUpdate | None  # None when not asked for (rebuilds publish nothing)
 
 
+#: One event as :func:`project_log` takes it: its version, the event as the game's rules
+#: read it (its data with its ``type``), and its ``metadata.to`` (None when it has none).
+Entry = tuple[int, Event, Sequence[str] | None]
+
+
 def project_events(
     proj: Projection | None,
     records: list[dict[str, Any]],
@@ -84,69 +89,98 @@ def project_events(
     spectator: bool = True,
     owed: Collection[tuple[int, str]] | None = None,
 ) -> tuple[Projection, list[Projected], list[StoredView]]:
-    """Fold events into a projection; return what to store and publish, and the views at the
-    end. Pure.
+    """:func:`project_log` over events in the public schema (``type``, ``data``,
+    ``version``, ``game_type``, ``metadata``)."""
+    entries: list[Entry] = [
+        (rec["version"], {**rec["data"], "type": rec["type"]}, rec.get("metadata", {}).get(TO))
+        for rec in records
+    ]
+    game_type = records[0]["game_type"] if records else ""
+    return project_log(proj, game_type, entries, spectator=spectator, owed=owed)
 
-    ``records`` are events in the public schema (``type``, ``data``, ``version``, ...).
-    This is the projector's own code path, also used by replays and rebuilds. ``spectator``:
-    compute each event's spectator view (published live; a rebuild has no use for it).
-    ``owed``: compute only the notifications of these ``(version, player)`` (the ones still
-    to be acknowledged, the only ones stored); the others are only counted for ``seq``, from
-    the event's ``metadata.to`` when it has one, without running the game's ``notify``. With
-    None, every notification is computed (what a replay shows a player).
+
+def project_log(
+    proj: Projection | None,
+    game_type: str,
+    entries: Iterable[Entry],
+    *,
+    spectator: bool = True,
+    owed: Collection[tuple[int, str]] | None = None,
+) -> tuple[Projection, list[Projected], list[StoredView]]:
+    """Fold events into a projection; return what to store and publish, and the views at the
+    end. Pure. This is the projector's own code path, also used by replays and rebuilds.
+
+    ``proj``: the projection the events follow (None: they start with the game's first, of
+    ``game_type``). ``spectator``: compute each event's spectator view (published live; a
+    rebuild has no use for it). ``owed``: compute only the notifications of these
+    ``(version, player)`` (the ones still to be acknowledged, the only ones stored); the
+    others are only counted for ``seq``, from the event's ``metadata.to`` when it has one,
+    without running the game's ``notify``. With None, every notification is computed (what a
+    replay shows a player). The list holds one :class:`Projected` per event with something
+    to store or publish, in order.
     """
     out: list[Projected] = []
-    # versions with something owed: any other event is only counted (the hot path of a fold)
+    # versions with something owed: any other event with its addressees recorded is only
+    # counted (without a spectator view to build, also folded in runs: a rebuild's hot path)
     owed_at = None if owed is None else {version for version, _ in owed}
-    for rec in records:
-        event = {**rec["data"], "type": rec["type"]}
-        if proj is None:
-            table = Table(registry.get(rec["game_type"]))
-            proj = Projection(table, table.evolve(None, event))
-            before = None
-        else:
-            before = proj.state
-            proj.state = proj.table.evolve(before, event)
-        state = proj.state
-        version = state.version
-        if version != rec["version"]:
-            raise ValueError(f"event version {rec['version']} applied as {version}")
+    table = None if proj is None else proj.table
+    state = None if proj is None else proj.state
+    seqs: dict[str, int] = {} if proj is None else proj.seqs
+    run: list[Event] = []  # counted events not yet folded into ``state``
+    expected = 1 if state is None else state.version + 1
+    for version, event, sent_to in entries:
+        if version != expected:
+            raise ValueError(f"event version {version} applied as {expected}")
+        expected += 1
         notes: list[StoredNotification] = []
-        if before is not None:
-            seqs = proj.seqs
-            sent_to = None if owed_at is None else rec.get("metadata", {}).get(TO)
-            if owed_at is not None and sent_to is not None and version not in owed_at:
-                for player in sent_to:
-                    seqs[player] = seqs.get(player, 0) + 1
-            else:
-                for player, message in proj.table.notify(before, event, state).items():
-                    seq = seqs[player] = seqs.get(player, 0) + 1
-                    if owed is None or (version, player) in owed:
-                        payload = proj.table.notification(state, player, seq, message)
-                        notes.append(
-                            StoredNotification(state.game_id, player, seq, version, payload)
-                        )
+        if state is None or table is None:
+            table = Table(registry.get(game_type))
+            state = table.evolve(None, event)  # the table's creation: nobody is notified
+        elif owed_at is not None and sent_to is not None and version not in owed_at:
+            for player in sent_to:
+                seqs[player] = seqs.get(player, 0) + 1
+            if not spectator:
+                run.append(event)
+                continue
+            state = table.evolve(state, event)
+        else:
+            if run:
+                state, run = table.evolve_many(state, run), []
+            before = state
+            state = table.evolve(before, event)
+            for player, message in table.notify(before, event, state).items():
+                seq = seqs[player] = seqs.get(player, 0) + 1
+                if owed is None or (version, player) in owed:
+                    payload = table.notification(state, player, seq, message)
+                    notes.append(StoredNotification(state.game_id, player, seq, version, payload))
         public = (
-            PublicUpdate(game=state.game_id, version=version, view=proj.table.view(state, None))
+            PublicUpdate(game=state.game_id, version=version, view=table.view(state, None))
             if spectator
             else None
         )
-        out.append(Projected(version, notes, public))
-    assert proj is not None
-    state = proj.state
+        if notes or public is not None:
+            out.append(Projected(version, notes, public))
+    if state is None or table is None:
+        raise ValueError("no events")
+    if run:
+        state = table.evolve_many(state, run)
+    if proj is None:
+        proj = Projection(table, state, seqs)
+    else:
+        proj.state = state
     views = [
         StoredView(
             state.game_id,
             p,
             state.version,
-            proj.table.view(state, p),
-            proj.table.actions(state, p),
-            proj.seqs.get(p, 0),
+            table.view(state, p),
+            table.actions(state, p),
+            seqs.get(p, 0),
         )
         for p in state.seats
     ]
     views.append(
-        StoredView(state.game_id, SPECTATOR, state.version, proj.table.view(state, None), [], 0)
+        StoredView(state.game_id, SPECTATOR, state.version, table.view(state, None), [], 0)
     )
     return proj, out, views
 

@@ -1,0 +1,73 @@
+"""The projector's fold (``project_log``): the paths that only count an event (not owed; in
+runs when no spectator view is built) give what building every notification gives."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from cardroom_engine import registry, simulate
+from cardroom_engine.game import Game
+from cardroom_games.papas import GAME as PAPAS
+from cardroom_games.sixtysix import GAME as SIXTYSIX
+from cardroom_games.take5 import GAME as TAKE5
+from cardroom_projector import Entry, project_log
+from support.highcard import GAME as HIGHCARD
+
+GAMES: list[Game[Any]] = [HIGHCARD, PAPAS, TAKE5, SIXTYSIX]
+
+
+def _log(game: Game[Any], seed: int) -> list[Entry]:
+    """A random game's events as the store holds them: each with its addressees (``to``),
+    presence changes in between, and (rarely) an old event recorded without ``to``."""
+    rng = random.Random(seed)
+    config = {"rounds": 2} if game is HIGHCARD else {}
+    local = simulate.play(game, ["a", "b"], rng, config)
+    out: list[Entry] = []
+    for i, step in enumerate(local.steps):
+        to = sorted(step.notifications) if rng.random() > 0.05 else None
+        out.append((step.version, dict(step.event), to))
+        if i > 3 and rng.random() < 0.03:
+            out.append((0, {"type": "table.away", "player": "b"}, ["a"]))
+            out.append((0, {"type": "table.back", "player": "b"}, ["a"]))
+    return [(v, event, to) for v, (_, event, to) in enumerate(out, start=1)]
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
+def test_counting_only_the_acknowledged_gives_the_owed_notifications(game: Game[Any]) -> None:
+    registry.register(game)
+    for seed in range(8):
+        entries = _log(game, seed)
+        _, every, full_views = project_log(None, game.name, entries, spectator=False)
+        sent = [n for item in every for n in item.notes]
+        assert sent, "the game notifies its players"
+        rng = random.Random(seed)
+        owed = {(n.version, n.player_id) for n in sent if rng.random() < 0.2}
+        for spectator in (False, True):
+            proj, out, views = project_log(None, game.name, entries, spectator=spectator, owed=owed)
+            built = [n for item in out for n in item.notes]
+            assert built == [n for n in sent if (n.version, n.player_id) in owed]
+            assert views == full_views
+            assert proj.state.version == len(entries)
+            assert proj.seqs == {p: max(n.seq for n in sent if n.player_id == p) for p in "ab"}
+            if spectator:  # one public update per event
+                assert [item.version for item in out if item.public] == list(
+                    range(1, len(entries) + 1)
+                )
+        # the same log in two pieces, the second onto the projection of the first
+        cut = len(entries) // 2
+        proj, first, _ = project_log(None, game.name, entries[:cut], spectator=False, owed=owed)
+        proj, second, views = project_log(
+            proj, game.name, entries[cut:], spectator=False, owed=owed
+        )
+        assert [n for item in first + second for n in item.notes] == built
+        assert views == full_views
+
+
+def test_a_version_out_of_order_is_refused() -> None:
+    registry.register(HIGHCARD)
+    entries = _log(HIGHCARD, 1)
+    entries[5], entries[6] = entries[6], entries[5]
+    with pytest.raises(ValueError, match="applied as"):
+        project_log(None, HIGHCARD.name, entries, spectator=False, owed=set())
