@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable
+from datetime import timedelta
 
 from cardroom_eventstore import AckResult, Append, EventStore, NewEvent
 from cardroom_eventstore.schema import gates
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 
 def ev(*addressees: str) -> NewEvent:
@@ -98,8 +99,18 @@ async def test_refused_acks_change_nothing(store: EventStore) -> None:
     assert await gate_rows(store, "g") == [(2, 0, True, False)]
 
     assert await store.unhandled_releases() == [("g", 2)]
+    # the sweep's view: a release just made is being handled, one left for a while is lost
+    assert await store.unhandled_releases(older_than=60) == []
+    async with store.engine.begin() as conn:
+        await conn.execute(
+            update(gates)
+            .where(gates.c.stream_id == "g")
+            .values(released_at=gates.c.released_at - timedelta(seconds=61))
+        )
+    assert await store.unhandled_releases(older_than=60) == [("g", 2)]
     await store.mark_gate_handled("g", 2)
     assert await store.unhandled_releases() == []
+    assert await store.unhandled_releases(older_than=60) == []
     assert await gate_rows(store, "g") == [(2, 0, True, True)]
 
 
@@ -277,3 +288,18 @@ async def test_concurrent_ack_batches_release_exactly_once(es_database_url: str)
             assert await store.gate_open(game)
     finally:
         await store.close()
+
+
+async def test_a_gate_check_marks_released_gates_handled_only_when_the_game_is_held(
+    store: EventStore,
+) -> None:
+    await store.append(Append("g", "take5", 0, [ev("a")]))
+    assert (await store.ack("g", 1, "a")).released_gate == 1
+    await store.append(Append("g", "take5", 1, [ev("a")]))  # gate 2 holds the game
+    assert not await store.gate_open("g", handled={1})
+    assert await gate_rows(store, "g") == [(1, 0, True, True), (2, 1, False, False)]
+    # open: the follow-up's append marks the gate, not the look
+    assert (await store.ack("g", 2, "a")).released_gate == 2
+    assert await store.gate_open("g", handled={2})
+    assert await gate_rows(store, "g") == [(1, 0, True, True), (2, 0, True, False)]
+    assert await store.unhandled_releases() == [("g", 2)]

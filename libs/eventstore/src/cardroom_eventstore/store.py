@@ -363,6 +363,29 @@ SELECT NOT EXISTS (
 """
 )
 
+# The gate check of a release's follow-up: when the game is not open, the released gates
+# are marked handled in the same statement (whatever opens the game releases a gate of its
+# own, whose follow-up moves the game on); when it is open they are not, and the follow-up's
+# append marks them (``Append.handled_gate``).
+_GATE_OPEN_MARKING = Statement(
+    f"""
+WITH o AS (
+    SELECT NOT EXISTS (
+        SELECT 1 FROM pending_acks
+        WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> {NOT_GATING}
+    ) AS open
+),
+m AS (
+    UPDATE gates SET handled = true
+    FROM o
+    WHERE NOT o.open AND gates.stream_id = CAST(:stream_id AS text)
+      AND gates.version = ANY(CAST(:versions AS integer[]))
+    RETURNING gates.version
+)
+SELECT o.open, (SELECT count(*) FROM m) AS marked FROM o
+"""
+)
+
 _MARK_HANDLED = Statement(
     """
 UPDATE gates SET handled = true
@@ -1096,12 +1119,24 @@ class EventStore:
         async with self._autocommit.connect() as conn:
             return bool(await conn.scalar(query))
 
-    async def gate_open(self, stream_id: str) -> bool:
+    async def gate_open(self, stream_id: str, *, handled: Collection[int] = ()) -> bool:
         """True when no acknowledgement that holds the gate is owed for the stream (rows of
-        ``gate_version`` :data:`NOT_GATING` are owed by away players and hold nothing)."""
-        row = await self.hot.fetchrow(_GATE_OPEN, {"stream_id": stream_id})
+        ``gate_version`` :data:`NOT_GATING` are owed by away players and hold nothing).
+
+        ``handled``: released gates whose follow-up the caller is looking for; if the game is
+        not open, they are marked handled by the same statement (as
+        :meth:`mark_gate_handled`: the release that opens the game takes their place), which
+        saves a statement on every release that finds the game held by a newer gate.
+        """
+        if not handled:
+            row = await self.hot.fetchrow(_GATE_OPEN, {"stream_id": stream_id})
+            assert row is not None
+            return bool(row[0])
+        # the relaxed pool, as mark_gate_handled: a mark lost in a crash is sent again
+        params = {"stream_id": stream_id, "versions": sorted(handled)}
+        row = await self.relaxed.fetchrow(_GATE_OPEN_MARKING, params)
         assert row is not None
-        return bool(row[0])
+        return bool(row["open"])
 
     async def debtors(self, stream_id: str, gate: int = 2**31 - 1) -> set[str]:
         """The players who owe a gating acknowledgement of a gate up to ``gate``."""
@@ -1156,14 +1191,21 @@ class EventStore:
                     released.append(gate_version)
         return released
 
-    async def unhandled_releases(self, limit: int = 100) -> list[tuple[str, int]]:
-        """Released gates whose follow-up has not been handled yet, oldest release first."""
+    async def unhandled_releases(
+        self, limit: int = 100, *, older_than: float = 0.0
+    ) -> list[tuple[str, int]]:
+        """Released gates whose follow-up has not been handled yet, oldest release first;
+        with ``older_than``, only those released at least that many seconds ago (a release
+        younger than that is most likely being handled right now)."""
         query = (
             select(gates.c.stream_id, gates.c.version)
             .where(gates.c.remaining == 0, gates.c.handled.is_(False))
             .order_by(gates.c.released_at, gates.c.stream_id, gates.c.version)
             .limit(limit)
         )
+        if older_than > 0:
+            since = func.now() - func.make_interval(0, 0, 0, 0, 0, 0, older_than)
+            query = query.where(gates.c.released_at <= since)
         async with self._autocommit.connect() as conn:
             rows = (await conn.execute(query)).all()
         return [(str(stream_id), int(version)) for stream_id, version in rows]

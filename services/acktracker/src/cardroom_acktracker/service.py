@@ -40,6 +40,10 @@ log = logging.getLogger("cardroom.acktracker")
 
 ACK_BATCH = 500  # acks per statement at most
 SWEEP_SECONDS = 2.0
+# A release is sent again only once it has been unhandled this long: every sweep otherwise
+# resent the releases of every busy game that a gamemaster was handling at that very moment
+# (up to a third of all releases under load), each costing it a gate query and a mark.
+RELEASE_GRACE = 2.0
 RESEND_AFTER = 2.0  # seconds a gating ack may be overdue before its notification is resent
 RESEND_LIMIT = 500  # (game, player) pairs per sweep
 
@@ -146,7 +150,8 @@ class AckTracker(Service):
         while True:
             await asyncio.sleep(SWEEP_SECONDS)
             try:
-                for game, version in await self.store.unhandled_releases(limit=200):
+                unhandled = await self.store.unhandled_releases(limit=200, older_than=RELEASE_GRACE)
+                for game, version in unhandled:
                     await self.release(game, version)
                 await self.resend_overdue()
                 await readmodels.delete_acknowledged(self.store.engine)

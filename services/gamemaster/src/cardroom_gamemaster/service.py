@@ -187,30 +187,41 @@ class Gamemaster(Service):
         if not records:
             raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
         table = Table(registry.get(records[0].stream_type))
-        state: TableState | None = None
+        state = table.evolve(None, {**records[0].data, "type": records[0].type})
         seqs: dict[str, int] = {}
-        for r in records:
+        run: list[Event] = []  # events counted from metadata.to, folded together
+        for r in records[1:]:
             event = {**r.data, "type": r.type}
-            after = table.evolve(state, event)
-            if state is not None:
-                # who was sent it is in the event (metadata.to), or the game says it again
-                sent_to = r.metadata.get(TO)
-                for player in table.notify(state, event, after) if sent_to is None else sent_to:
-                    seqs[player] = seqs.get(player, 0) + 1
-            state = after
-        assert state is not None
-        loaded = Loaded(table, state, seqs=seqs)
+            # who was sent it is in the event (metadata.to), or the game says it again
+            sent_to = r.metadata.get(TO)
+            if sent_to is None:
+                state, run = table.evolve_many(state, run), []
+                after = table.evolve(state, event)
+                sent_to = table.notify(state, event, after)
+                state = after
+            else:
+                run.append(event)
+            for player in sent_to:
+                seqs[player] = seqs.get(player, 0) + 1
+        loaded = Loaded(table, table.evolve_many(state, run), seqs=seqs)
         self._remember(game, loaded)
         return loaded
 
-    async def gate_open(self, loaded: Loaded) -> bool:
-        """Whether every present addressee of the last batch has acknowledged it."""
+    async def gate_open(self, loaded: Loaded, handled: set[int] | None = None) -> bool:
+        """Whether every present addressee of the last batch has acknowledged it.
+
+        ``handled``: released gates whose follow-up the caller looks for. When the store is
+        asked and the game is not open, it marks them handled with the same statement and
+        they are taken out of the set (the release that opens the game moves it on).
+        """
         version = loaded.state.version
         if loaded.open_at == version:
             return True
-        is_open = await self.store.gate_open(loaded.state.game_id)
+        is_open = await self.store.gate_open(loaded.state.game_id, handled=handled or ())
         if is_open:
             loaded.open_at = version
+        elif handled:
+            handled.clear()
         return is_open
 
     def _behind(self, game: str, version: int) -> bool:
@@ -315,14 +326,15 @@ class Gamemaster(Service):
         """While the gate is open: the follow-up, else the house's moves for away players.
 
         ``handled`` are released gates whose follow-up this call is responsible for; they are
-        marked handled (with the first append, or at the end). Everything here is decided
+        marked handled (with the first append, by the gate check that finds the game held by
+        a newer gate, or at the end). Everything here is decided
         from the current state, so running it again (a resent release) changes nothing.
         """
         table = loaded.table
         game = loaded.state.game_id
         for _ in range(ADVANCE_LIMIT):
             state = loaded.state
-            if state.status != "playing" or not await self.gate_open(loaded):
+            if state.status != "playing" or not await self.gate_open(loaded, handled):
                 break
             items: list[Item] = [(e, {}) for e in table.follow_up(state, self.rng)]
             if not items:
