@@ -35,9 +35,11 @@ from .state import (
     REACTION_PHASE,
     SETUP,
     TARGET_SELECTION,
+    At,
     PapasConfig,
     Play,
     State,
+    from_fields,
 )
 
 # Stable refusal codes of this game (besides the engine's ErrorCode values).
@@ -58,18 +60,32 @@ WRONG_STATE = "wrong_state"
 REACTION_KEY = "reaction"
 
 Draw = tuple[list[int], list[int] | None]
+Draft = list[Any]
+"""A state being changed in evolve: ``list(state)``, set by position (``At``), then
+``from_fields``."""
 
 
 # -- small pure helpers ------------------------------------------------------------------------
 
 
-def _without(cards: tuple[int, ...], *gone: int) -> tuple[int, ...]:
-    drop = set(gone)
-    return tuple(c for c in cards if c not in drop)
+def _without(cards: tuple[int, ...], card: int) -> tuple[int, ...]:
+    """``cards`` less ``card``. Card ids are unique (and so are seats): there is one at most."""
+    kept = list(cards)
+    try:
+        kept.remove(card)
+    except ValueError:
+        return cards
+    return tuple(kept)
+
+
+def _without_all(cards: tuple[int, ...], gone: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(c for c in cards if c not in gone)
 
 
 def _set(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
-    return (*items[:index], value, *items[index + 1 :])
+    changed = list(items)
+    changed[index] = value
+    return tuple(changed)
 
 
 def draw_cards(deck: Sequence[int], discard: Sequence[int], n: int, rng: random.Random) -> Draw:
@@ -638,129 +654,168 @@ def _pick(faces: list[list[int]], indexes: tuple[int, int, int]) -> list[int] | 
 
 
 # -- evolve, one function per event type ---------------------------------------------------------
+#
+# Each evolver copies the state into a list, sets the changed fields by position and builds
+# the new state once (``from_fields``): see :class:`At`. Helpers that change several fields
+# write into that list (``new``, a ``Draft``) and read the state it was copied from.
 
 
-def _after_potatoes(state: State, potatoes: tuple[int, ...], phase: str, **changes: Any) -> State:
+def _after_potatoes(new: Draft, threshold: int, potatoes: tuple[int, ...], phase: str) -> None:
     """Change golden potatoes; reaching the threshold ends the game (EndScore)."""
-    best = max(range(len(potatoes)), key=lambda s: potatoes[s])
-    if potatoes[best] >= state.threshold:
-        return state._replace(potatoes=potatoes, phase=END_SCORE, winner=best, **changes)
-    return state._replace(potatoes=potatoes, phase=phase, **changes)
+    new[At.POTATOES] = potatoes
+    best = max(potatoes)
+    if best >= threshold:
+        new[At.PHASE] = END_SCORE
+        new[At.WINNER] = potatoes.index(best)  # the first seat with the most
+    else:
+        new[At.PHASE] = phase
+
+
+def _open_window(new: Draft, state: State, play: Play) -> None:
+    active = state.active
+    new[At.PLAY] = play
+    new[At.PHASE] = REACTION_PHASE
+    new[At.WINDOW] = state.window + 1
+    new[At.REACTORS] = (*range(active), *range(active + 1, len(state.seats)))  # all others
+    new[At.WINDOW_INTERRUPTED] = False
+
+
+def _give(
+    deck: tuple[int, ...],
+    discard: tuple[int, ...],
+    hands: tuple[tuple[int, ...], ...],
+    seat: int,
+    event: Event,
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, ...], ...]]:
+    """The deck, discard pile and hands once ``seat`` drew the event's ``drawn`` cards."""
+    drawn = event["drawn"]
+    deck, discard = _apply_draw(deck, discard, drawn, event["reshuffled"])
+    return deck, discard, _set(hands, seat, (*hands[seat], *drawn))
+
+
+def _move(
+    hands: tuple[tuple[int, ...], ...], card: int | None, source: int, dest: int
+) -> tuple[tuple[int, ...], ...]:
+    if card is None:
+        return hands
+    hands = _set(hands, source, _without(hands[source], card))
+    return _set(hands, dest, (*hands[dest], card))
 
 
 def _ev_game_start(state: State, event: Event) -> State:
     deck = tuple(event["deck"])
     size = int(event["hand_size"])
     n = len(state.seats)
-    hands = tuple(deck[i * size : (i + 1) * size] for i in range(n))
-    return state._replace(
-        deck=deck[n * size :], hands=hands, phase=PLAYER_TURN, active=0, turn_fresh=True
-    )
-
-
-def _open_window(state: State, play: Play) -> State:
-    n = len(state.seats)
-    return state._replace(
-        play=play,
-        phase=REACTION_PHASE,
-        window=state.window + 1,
-        reactors=tuple(s for s in range(n) if s != state.active),
-        window_interrupted=False,
-    )
+    new = list(state)
+    new[At.DECK] = deck[n * size :]
+    new[At.HANDS] = tuple(deck[i * size : (i + 1) * size] for i in range(n))
+    new[At.PHASE] = PLAYER_TURN
+    new[At.ACTIVE] = 0
+    new[At.TURN_FRESH] = True
+    return from_fields(new)
 
 
 def _ev_play_card(state: State, event: Event) -> State:
     seat = state.active
     card = int(event["card"])
-    hand = _without(state.hands[seat], card)
-    targets = tuple(state.seat(p) for p in event["targets"])
-    play = Play("card", (card,), event["name"], targets=targets)
-    state = state._replace(
-        hands=_set(state.hands, seat, hand),
-        discard=(*state.discard, card),
-        turn_fresh=False,
-    )
-    if event["name"] in C.NEEDS_TARGET:
-        return state._replace(play=play, phase=TARGET_SELECTION)
-    return _open_window(state, play)
+    name = event["name"]
+    targets = tuple(map(state.seat, event["targets"]))
+    play = Play("card", (card,), name, targets=targets)
+    new = list(state)
+    new[At.HANDS] = _set(state.hands, seat, _without(state.hands[seat], card))
+    new[At.DISCARD] = (*state.discard, card)
+    new[At.TURN_FRESH] = False
+    if name in C.NEEDS_TARGET:
+        new[At.PLAY] = play
+        new[At.PHASE] = TARGET_SELECTION
+    else:
+        _open_window(new, state, play)
+    return from_fields(new)
 
 
 def _ev_play_threesome(state: State, event: Event) -> State:
     seat = state.active
     cards = tuple(int(c) for c in event["cards"])
-    state = state._replace(
-        hands=_set(state.hands, seat, _without(state.hands[seat], *cards)),
-        discard=(*state.discard, *cards),
-        turn_fresh=False,
-    )
-    return _open_window(state, Play("threesome", cards, event["kind"], int(event["reward"])))
+    new = list(state)
+    new[At.HANDS] = _set(state.hands, seat, _without_all(state.hands[seat], cards))
+    new[At.DISCARD] = (*state.discard, *cards)
+    new[At.TURN_FRESH] = False
+    _open_window(new, state, Play("threesome", cards, event["kind"], int(event["reward"])))
+    return from_fields(new)
 
 
 def _ev_select_targets(state: State, event: Event) -> State:
-    assert state.play is not None
-    targets = tuple(state.seat(p) for p in event["targets"])
-    return _open_window(state, state.play._replace(targets=targets))
+    play = state.play
+    assert play is not None
+    targets = tuple(map(state.seat, event["targets"]))
+    new = list(state)
+    _open_window(new, state, Play(play.kind, play.cards, play.name, play.reward, targets))
+    return from_fields(new)
 
 
 def _ev_skip(state: State, event: Event) -> State:
-    seat = state.seat(event["player"])
-    return state._replace(reactors=tuple(s for s in state.reactors if s != seat))
+    new = list(state)
+    new[At.REACTORS] = _without(state.reactors, state.seat(event["player"]))
+    return from_fields(new)
 
 
 def _ev_interrupt(state: State, event: Event) -> State:
     seat = state.seat(event["player"])
     card = int(event["card"])
-    return state._replace(
-        hands=_set(state.hands, seat, _without(state.hands[seat], card)),
-        discard=(*state.discard, card),
-        play=None,
-        reactors=(),
-        window_interrupted=True,
-        phase=PLAYER_TURN,
-    )
+    new = list(state)
+    new[At.HANDS] = _set(state.hands, seat, _without(state.hands[seat], card))
+    new[At.DISCARD] = (*state.discard, card)
+    new[At.PLAY] = None
+    new[At.REACTORS] = ()
+    new[At.WINDOW_INTERRUPTED] = True
+    new[At.PHASE] = PLAYER_TURN
+    return from_fields(new)
 
 
 def _ev_no_interrupt(state: State, event: Event) -> State:
     play = state.play
     assert play is not None
-    state = state._replace(reactors=(), window_interrupted=False)
+    new = list(state)
+    new[At.REACTORS] = ()
+    new[At.WINDOW_INTERRUPTED] = False
     if play.kind == "threesome":
-        potatoes = _set(state.potatoes, state.active, state.potatoes[state.active] + play.reward)
-        return _after_potatoes(state, potatoes, PLAYER_TURN, play=None)
-    if play.name in C.NEEDS_CARD_SELECTION:
+        active = state.active
+        potatoes = _set(state.potatoes, active, state.potatoes[active] + play.reward)
+        new[At.PLAY] = None
+        _after_potatoes(new, state.threshold, potatoes, PLAYER_TURN)
+    elif play.name in C.NEEDS_CARD_SELECTION:
         if state.hands[play.targets[0]]:
-            return state._replace(phase=CARD_SELECTION, selection=())
-        return state._replace(phase=ACTION_RESOLUTION, selected=None)
-    if play.name == C.POPE_POTATO:
-        return state._replace(phase=CARD_NAME_SELECTION)
-    return state._replace(phase=ACTION_RESOLUTION)
+            new[At.PHASE] = CARD_SELECTION
+            new[At.SELECTION] = ()
+        else:
+            new[At.PHASE] = ACTION_RESOLUTION
+            new[At.SELECTED] = None
+    elif play.name == C.POPE_POTATO:
+        new[At.PHASE] = CARD_NAME_SELECTION
+    else:
+        new[At.PHASE] = ACTION_RESOLUTION
+    return from_fields(new)
 
 
 def _ev_card_selection(state: State, event: Event) -> State:
-    options = tuple((str(token), int(card)) for token, card in event["options"])
-    return state._replace(selection=options)
+    new = list(state)
+    new[At.SELECTION] = tuple((str(token), int(card)) for token, card in event["options"])
+    return from_fields(new)
 
 
 def _ev_card_selected(state: State, event: Event) -> State:
-    return state._replace(selection=(), selected=int(event["card"]), phase=ACTION_RESOLUTION)
+    new = list(state)
+    new[At.SELECTION] = ()
+    new[At.SELECTED] = int(event["card"])
+    new[At.PHASE] = ACTION_RESOLUTION
+    return from_fields(new)
 
 
 def _ev_card_name_selected(state: State, event: Event) -> State:
-    return state._replace(named=str(event["name"]), phase=ACTION_RESOLUTION)
-
-
-def _move(state: State, card: int | None, source: int, dest: int) -> State:
-    if card is None:
-        return state
-    hands = _set(state.hands, source, _without(state.hands[source], card))
-    hands = _set(hands, dest, (*hands[dest], card))
-    return state._replace(hands=hands)
-
-
-def _give(state: State, seat: int, drawn: Sequence[int], reshuffled: Sequence[int] | None) -> State:
-    deck, discard = _apply_draw(state.deck, state.discard, drawn, reshuffled)
-    hands = _set(state.hands, seat, (*state.hands[seat], *drawn))
-    return state._replace(deck=deck, discard=discard, hands=hands)
+    new = list(state)
+    new[At.NAMED] = str(event["name"])
+    new[At.PHASE] = ACTION_RESOLUTION
+    return from_fields(new)
 
 
 def _ev_action_resolved(state: State, event: Event) -> State:
@@ -769,7 +824,8 @@ def _ev_action_resolved(state: State, event: Event) -> State:
     seat = state.active
     name = play.name
     target = play.targets[0] if play.targets else seat
-    potatoes = state.potatoes
+    potatoes, hands, deck, discard = state.potatoes, state.hands, state.deck, state.discard
+    new = list(state)
     if name == C.GET_OFF_THE_PONY:
         n = int(event["potatoes"])
         potatoes = _set(potatoes, target, potatoes[target] - n)
@@ -779,64 +835,77 @@ def _ev_action_resolved(state: State, event: Event) -> State:
     elif name == C.POTATO_OF_THE_YEAR:
         potatoes = _set(potatoes, seat, potatoes[seat] + int(event["potatoes"]))
     elif name in (C.LEND_ME_A_BUCK, C.POTATO_DAWAN, C.POPE_POTATO):
-        state = _move(state, event["taken"], target, seat)
+        hands = _move(hands, event["taken"], target, seat)
     elif name == C.PAPAGEDDON:
-        state = _move(state, event["taken"], target, seat)
-        state = state._replace(direction=int(event["direction"]))
+        hands = _move(hands, event["taken"], target, seat)
+        new[At.DIRECTION] = int(event["direction"])
     elif name == C.RUNAWAY_POTATOES:
-        hands = state.hands
         for player, card in event["runaway"].items():
             other = state.seat(player)
             hands = _set(hands, other, _without(hands[other], int(card)))
-        state = state._replace(hands=hands)
         if event["deck"] is not None:
-            state = state._replace(deck=tuple(event["deck"]))
+            deck = tuple(event["deck"])
     elif name in (C.HARRY_POTATO, C.JUMP_TO_THE_SIDE):
-        state = _give(state, seat, event["drawn"], event["reshuffled"])
+        deck, discard, hands = _give(deck, discard, hands, seat, event)
         if name == C.JUMP_TO_THE_SIDE:
-            state = state._replace(skip_next=True)
+            new[At.SKIP_NEXT] = True
     elif name == C.POTATO_OF_DESTINY:
-        lost = state.hands[target]
-        state = state._replace(hands=_set(state.hands, target, ()), discard=(*state.discard, *lost))
-        state = _give(state, target, event["drawn"], event["reshuffled"])
+        discard = (*discard, *hands[target])
+        hands = _set(hands, target, ())
+        deck, discard, hands = _give(deck, discard, hands, target, event)
     elif name == C.SPIDER_POTATO:
         a, b = play.targets
-        hands = _set(state.hands, a, state.hands[b])
-        state = state._replace(hands=_set(hands, b, state.hands[a]))
+        hands = _set(_set(hands, a, hands[b]), b, hands[a])
+    new[At.HANDS] = hands
+    new[At.DECK] = deck
+    new[At.DISCARD] = discard
     alarm = TYPES[name].alarm
-    return _after_potatoes(
-        state,
-        potatoes,
-        NEXT_PLAYER if alarm else PLAYER_TURN,
-        draw_due=alarm,
-        play=None,
-        selection=(),
-        selected=None,
-        named=None,
-    )
+    _after_potatoes(new, state.threshold, potatoes, NEXT_PLAYER if alarm else PLAYER_TURN)
+    new[At.DRAW_DUE] = alarm
+    new[At.PLAY] = None
+    new[At.SELECTION] = ()
+    new[At.SELECTED] = None
+    new[At.NAMED] = None
+    return from_fields(new)
 
 
 def _ev_end_turn(state: State, event: Event) -> State:
-    state = _give(state, state.active, event["drawn"], event["reshuffled"])
-    over = len(state.hands[state.active]) > HAND_LIMIT
-    return state._replace(phase=DISCARD_PHASE if over else NEXT_PLAYER, draw_due=False)
+    seat = state.active
+    deck, discard, hands = _give(state.deck, state.discard, state.hands, seat, event)
+    new = list(state)
+    new[At.DECK] = deck
+    new[At.DISCARD] = discard
+    new[At.HANDS] = hands
+    new[At.PHASE] = DISCARD_PHASE if len(hands[seat]) > HAND_LIMIT else NEXT_PLAYER
+    new[At.DRAW_DUE] = False
+    return from_fields(new)
 
 
 def _ev_discard_and_draw(state: State, event: Event) -> State:
     seat = state.active
     card = int(event["card"])
-    state = state._replace(
-        hands=_set(state.hands, seat, _without(state.hands[seat], card)),
-        discard=(*state.discard, card),
-        turn_fresh=False,
-    )
-    state = _give(state, seat, event["drawn"], event["reshuffled"])
-    return state._replace(phase=NEXT_PLAYER, draw_due=False)
+    hands = _set(state.hands, seat, _without(state.hands[seat], card))
+    deck, discard, hands = _give(state.deck, (*state.discard, card), hands, seat, event)
+    new = list(state)
+    new[At.DECK] = deck
+    new[At.DISCARD] = discard
+    new[At.HANDS] = hands
+    new[At.TURN_FRESH] = False
+    new[At.PHASE] = NEXT_PLAYER
+    new[At.DRAW_DUE] = False
+    return from_fields(new)
 
 
 def _ev_auto_draw(state: State, event: Event) -> State:
-    state = _give(state, state.active, event["drawn"], event["reshuffled"])
-    return state._replace(phase=NEXT_PLAYER, draw_due=False, turn_fresh=False)
+    deck, discard, hands = _give(state.deck, state.discard, state.hands, state.active, event)
+    new = list(state)
+    new[At.DECK] = deck
+    new[At.DISCARD] = discard
+    new[At.HANDS] = hands
+    new[At.PHASE] = NEXT_PLAYER
+    new[At.DRAW_DUE] = False
+    new[At.TURN_FRESH] = False
+    return from_fields(new)
 
 
 def _ev_draw_card(state: State, event: Event) -> State:
@@ -847,22 +916,27 @@ def _ev_discard(state: State, event: Event) -> State:
     seat = state.active
     card = int(event["card"])
     hand = _without(state.hands[seat], card)
-    state = state._replace(hands=_set(state.hands, seat, hand), discard=(*state.discard, card))
-    return state._replace(phase=DISCARD_PHASE if len(hand) > HAND_LIMIT else NEXT_PLAYER)
+    new = list(state)
+    new[At.HANDS] = _set(state.hands, seat, hand)
+    new[At.DISCARD] = (*state.discard, card)
+    new[At.PHASE] = DISCARD_PHASE if len(hand) > HAND_LIMIT else NEXT_PLAYER
+    return from_fields(new)
 
 
 def _ev_next_turn(state: State, event: Event) -> State:
-    return state._replace(
-        active=state.seat(event["player"]),
-        phase=PLAYER_TURN,
-        turn_fresh=True,
-        skip_next=False,
-        draw_due=False,
-    )
+    new = list(state)
+    new[At.ACTIVE] = state.seat(event["player"])
+    new[At.PHASE] = PLAYER_TURN
+    new[At.TURN_FRESH] = True
+    new[At.SKIP_NEXT] = False
+    new[At.DRAW_DUE] = False
+    return from_fields(new)
 
 
 def _ev_end_score(state: State, event: Event) -> State:
-    return state._replace(phase=GAME_END)
+    new = list(state)
+    new[At.PHASE] = GAME_END
+    return from_fields(new)
 
 
 _EVOLVERS = {

@@ -11,7 +11,7 @@ their position in a hand (0..len-1). When cards leave a hand, later positions sh
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple
 
 # -- the deck -------------------------------------------------------------------------------
@@ -114,7 +114,8 @@ EVENT_TYPES: Final = frozenset(
 
 
 class State(NamedTuple):
-    """One table's game, immutable (a named tuple: ``_replace`` is the cheapest copy).
+    """One table's game, immutable (a named tuple; evolve copies it with changes by
+    position, see :class:`At`).
 
     ``known[p][i]`` is a bitmask of the seats that know the value of card ``i`` of player
     ``p`` (bit ``q`` = seat ``q``): what the views show, kept by the same events that move
@@ -175,6 +176,47 @@ class State(NamedTuple):
         if self.phase == ROUND_OVER:
             return self.next_starter
         return self.active
+
+
+class At:
+    """The positions of :class:`State`'s fields, for evolve's copy with changes::
+
+        new = list(state)
+        new[At.PHASE] = READY
+        return from_fields(new)
+
+    About a third of the cost of ``state._replace(phase=READY)``, which maps ``kwds.pop``
+    over every field name and then checks what is left; evolve runs for every event."""
+
+    PROTOCOL: Final = State._fields.index("protocol")
+    SEATS: Final = State._fields.index("seats")
+    TOTALS: Final = State._fields.index("totals")
+    ROUND: Final = State._fields.index("round")
+    TURN: Final = State._fields.index("turn")
+    PHASE: Final = State._fields.index("phase")
+    ACTIVE: Final = State._fields.index("active")
+    HANDS: Final = State._fields.index("hands")
+    KNOWN: Final = State._fields.index("known")
+    DECK: Final = State._fields.index("deck")
+    DECK_SIZE: Final = State._fields.index("deck_size")
+    DISCARD: Final = State._fields.index("discard")
+    STOPPER: Final = State._fields.index("stopper")
+    DRAWN: Final = State._fields.index("drawn")
+    TOOK_DISCARD: Final = State._fields.index("took_discard")
+    SHOWN: Final = State._fields.index("shown")
+    POWER: Final = State._fields.index("power")
+    SWAP_INDEX: Final = State._fields.index("swap_index")
+    SCORES: Final = State._fields.index("scores")
+    NEXT_STARTER: Final = State._fields.index("next_starter")
+    FINISHED: Final = State._fields.index("finished")
+
+
+def from_fields(fields: list[Any]) -> State:
+    """The State of ``fields``: ``list(state)`` with fields changed by position (``At``).
+
+    ``State._make`` without its length check (setting items keeps the length) and its
+    method call: built for every event."""
+    return tuple.__new__(State, fields)
 
 
 # -- randomness -----------------------------------------------------------------------------
@@ -257,26 +299,39 @@ def winners(totals: Sequence[int]) -> list[int]:
 
 
 # -- folding events -------------------------------------------------------------------------
+#
+# One function per event type. Each copies the state into a list, sets the changed fields
+# by position and builds the new state once (``from_fields``): see ``At``.
+
+Fold = Callable[[State, dict[str, Any]], State]
 
 
 def _with(
     rows: tuple[tuple[int, ...], ...], player: int, row: tuple[int, ...]
 ) -> tuple[tuple[int, ...], ...]:
-    return (*rows[:player], row, *rows[player + 1 :])
+    changed = list(rows)
+    changed[player] = row
+    return tuple(changed)
 
 
 def _set(
     rows: tuple[tuple[int, ...], ...], player: int, index: int, value: int
 ) -> tuple[tuple[int, ...], ...]:
-    row = rows[player]
-    return _with(rows, player, (*row[:index], value, *row[index + 1 :]))
+    row = list(rows[player])
+    row[index] = value
+    return _with(rows, player, tuple(row))
 
 
 def _replace_set(row: tuple[int, ...], indexes: Sequence[int], value: int) -> tuple[int, ...]:
-    """The lowest of ``indexes`` gets ``value``; the others leave the row."""
+    """The lowest of ``indexes`` (distinct positions in the row: decide checked them) gets
+    ``value``; the others leave the row."""
     first = min(indexes)
-    gone = set(indexes) - {first}
-    return tuple(value if i == first else v for i, v in enumerate(row) if i not in gone)
+    kept = list(row)
+    kept[first] = value
+    for i in sorted(indexes, reverse=True):  # from the end: the positions still to go stay put
+        if i != first:
+            del kept[i]
+    return tuple(kept)
 
 
 def _power_phase(protocol: str, value: int) -> str:
@@ -287,165 +342,246 @@ def _power_phase(protocol: str, value: int) -> str:
     return SWAP_OWN if protocol == V2 else EXCHANGE
 
 
+def _in_phase(state: State, phase: str) -> State:
+    new = list(state)
+    new[At.PHASE] = phase
+    return from_fields(new)
+
+
+def _round_dealt(state: State, event: dict[str, Any]) -> State:
+    hands = tuple(tuple(map(int, hand)) for hand in event["hands"])
+    discard = event.get("discard")
+    deck = tuple(map(int, event["deck"]))
+    new = list(state)
+    new[At.ROUND] = int(event["round"])
+    new[At.TURN] = 0
+    new[At.PHASE] = DEALT
+    new[At.ACTIVE] = int(event["starter"])
+    new[At.HANDS] = hands
+    new[At.KNOWN] = tuple((0,) * len(hand) for hand in hands)
+    new[At.DECK] = deck
+    new[At.DECK_SIZE] = sum(deck)
+    new[At.DISCARD] = None if discard is None else int(discard)
+    new[At.STOPPER] = None
+    new[At.DRAWN] = None
+    new[At.TOOK_DISCARD] = False
+    new[At.SHOWN] = ()
+    new[At.POWER] = None
+    new[At.SWAP_INDEX] = None
+    new[At.SCORES] = None
+    new[At.NEXT_STARTER] = None
+    return from_fields(new)
+
+
+def _first_cards_shown(state: State, event: dict[str, Any]) -> State:
+    known = []
+    for p in range(state.n):  # each player saw their own cards at FIRST_LOOK
+        masks = list(state.known[p])
+        for i in FIRST_LOOK:
+            if i < len(masks):
+                masks[i] = 1 << p
+        known.append(tuple(masks))
+    new = list(state)
+    new[At.KNOWN] = tuple(known)
+    new[At.PHASE] = BEGIN_TURN
+    return from_fields(new)
+
+
+def _turn_started(state: State, event: dict[str, Any]) -> State:
+    new = list(state)
+    new[At.ACTIVE] = int(event["player"])
+    new[At.TURN] = int(event["turn"])
+    new[At.PHASE] = ANNOUNCED
+    new[At.DRAWN] = None
+    new[At.TOOK_DISCARD] = False
+    new[At.SHOWN] = ()
+    new[At.POWER] = None
+    new[At.SWAP_INDEX] = None
+    return from_fields(new)
+
+
+def _turn_prompted(state: State, event: dict[str, Any]) -> State:
+    return _in_phase(state, READY)
+
+
+def _deck_card_taken(state: State, event: dict[str, Any]) -> State:
+    value = int(event["value"])
+    counts = list(state.deck)
+    counts[value] -= 1
+    new = list(state)
+    new[At.DECK] = tuple(counts)
+    new[At.DECK_SIZE] = state.deck_size - 1
+    new[At.DRAWN] = value
+    new[At.PHASE] = DECK_TAKEN
+    return from_fields(new)
+
+
+def _discard_taken(state: State, event: dict[str, Any]) -> State:
+    new = list(state)
+    new[At.TOOK_DISCARD] = True
+    new[At.PHASE] = DISCARD_TAKEN
+    return from_fields(new)
+
+
+def _round_stopped(state: State, event: dict[str, Any]) -> State:
+    new = list(state)
+    new[At.STOPPER] = int(event["player"])
+    new[At.PHASE] = TURN_END
+    return from_fields(new)
+
+
+def _cards_replaced(state: State, event: dict[str, Any]) -> State:
+    me = state.active
+    replaced = list(map(int, event["cardIndexes"]))
+    value = int(event["value"])
+    source = event["source"]
+    deck, deck_size = state.deck, state.deck_size
+    if source == "deck" and event.get("blind"):
+        left = list(deck)
+        left[value] -= 1
+        deck, deck_size = tuple(left), deck_size - 1
+        mask = 0  # a blind replacement: nobody sees the new card
+    elif source == "deck":
+        mask = 1 << me  # the drawer saw it
+    else:
+        mask = state.everyone  # the discard top was public
+    new = list(state)
+    new[At.HANDS] = _with(state.hands, me, _replace_set(state.hands[me], replaced, value))
+    new[At.KNOWN] = _with(state.known, me, _replace_set(state.known[me], replaced, mask))
+    new[At.DISCARD] = int(event["discardedValue"])
+    new[At.DECK] = deck
+    new[At.DECK_SIZE] = deck_size
+    new[At.DRAWN] = None
+    new[At.TOOK_DISCARD] = False
+    new[At.SHOWN] = ()
+    new[At.PHASE] = TURN_END
+    return from_fields(new)
+
+
+def _cards_shown(state: State, event: dict[str, Any]) -> State:
+    me = state.active
+    indexes = tuple(map(int, event["cardIndexes"]))
+    others = state.everyone & ~(1 << me)
+    masks = list(state.known[me])
+    for i in indexes:  # distinct positions in the hand: decide checked them
+        masks[i] |= others
+    identical = bool(event["identical"])
+    new = list(state)
+    new[At.KNOWN] = _with(state.known, me, tuple(masks))
+    new[At.SHOWN] = indexes
+    if identical or (state.protocol == V2 and state.drawn is not None):
+        new[At.PHASE] = CLAIM_SHOWN
+    else:
+        new[At.PHASE] = TURN_END
+    return from_fields(new)
+
+
+def _claim_confirmed(state: State, event: dict[str, Any]) -> State:
+    return _in_phase(state, CLAIM_REPLACE)
+
+
+def _card_discarded(state: State, event: dict[str, Any]) -> State:
+    value = int(event["value"])
+    power = bool(event["power"])
+    new = list(state)
+    new[At.DISCARD] = value
+    new[At.DRAWN] = None
+    new[At.SHOWN] = ()
+    new[At.POWER] = value if power else None
+    new[At.PHASE] = POWER_PENDING if power else TURN_END
+    return from_fields(new)
+
+
+def _power_prompted(state: State, event: dict[str, Any]) -> State:
+    return _in_phase(state, _power_phase(state.protocol, int(event["value"])))
+
+
+def _own_card_peeked(state: State, event: dict[str, Any]) -> State:
+    me = state.active
+    index = int(event["cardIndex"])
+    new = list(state)
+    new[At.KNOWN] = _set(state.known, me, index, state.known[me][index] | (1 << me))
+    new[At.PHASE] = TURN_END
+    return from_fields(new)
+
+
+def _anothers_card_peeked(state: State, event: dict[str, Any]) -> State:
+    target, index = int(event["target"]), int(event["cardIndex"])
+    mask = state.known[target][index] | (1 << state.active)
+    new = list(state)
+    new[At.KNOWN] = _set(state.known, target, index, mask)
+    new[At.PHASE] = TURN_END
+    return from_fields(new)
+
+
+def _swap_own_picked(state: State, event: dict[str, Any]) -> State:
+    new = list(state)
+    new[At.SWAP_INDEX] = int(event["cardIndex"])
+    new[At.PHASE] = SWAP_OTHER
+    return from_fields(new)
+
+
+def _cards_exchanged(state: State, event: dict[str, Any]) -> State:
+    me = state.active
+    own, target, other = (
+        int(event["cardIndex"]),
+        int(event["target"]),
+        int(event["targetCardIndex"]),
+    )
+    mine, theirs = state.hands[me][own], state.hands[target][other]
+    mine_known, theirs_known = state.known[me][own], state.known[target][other]
+    new = list(state)
+    new[At.HANDS] = _set(_set(state.hands, me, own, theirs), target, other, mine)
+    new[At.KNOWN] = _set(_set(state.known, me, own, theirs_known), target, other, mine_known)
+    new[At.SWAP_INDEX] = None
+    new[At.PHASE] = TURN_END
+    return from_fields(new)
+
+
+def _round_ended(state: State, event: dict[str, Any]) -> State:
+    finished = bool(event["finished"])
+    starter = event.get("nextStarter")
+    everyone = state.everyone  # a round's end shows every card to everyone
+    new = list(state)
+    new[At.SCORES] = tuple(map(int, event["scores"]))
+    new[At.TOTALS] = tuple(map(int, event["totals"]))
+    new[At.KNOWN] = tuple((everyone,) * len(hand) for hand in state.hands)
+    new[At.NEXT_STARTER] = None if starter is None else int(starter)
+    new[At.FINISHED] = finished
+    new[At.PHASE] = GAME_OVER if finished else ROUND_FINISHED
+    return from_fields(new)
+
+
+def _next_round_prompted(state: State, event: dict[str, Any]) -> State:
+    return _in_phase(state, ROUND_OVER)
+
+
+_FOLDS: Final[dict[str, Fold]] = {
+    ROUND_DEALT: _round_dealt,
+    FIRST_CARDS_SHOWN: _first_cards_shown,
+    TURN_STARTED: _turn_started,
+    TURN_PROMPTED: _turn_prompted,
+    DECK_CARD_TAKEN: _deck_card_taken,
+    DISCARD_TAKEN_EVENT: _discard_taken,
+    ROUND_STOPPED: _round_stopped,
+    CARDS_REPLACED: _cards_replaced,
+    CARDS_SHOWN: _cards_shown,
+    CLAIM_CONFIRMED: _claim_confirmed,
+    CARD_DISCARDED: _card_discarded,
+    POWER_PROMPTED: _power_prompted,
+    OWN_CARD_PEEKED: _own_card_peeked,
+    ANOTHERS_CARD_PEEKED: _anothers_card_peeked,
+    SWAP_OWN_PICKED: _swap_own_picked,
+    CARDS_EXCHANGED: _cards_exchanged,
+    ROUND_ENDED: _round_ended,
+    NEXT_ROUND_PROMPTED: _next_round_prompted,
+}
+
+
 def evolve(state: State, event: dict[str, Any]) -> State:
     """Fold one event (possibly after a JSON round trip) into the state."""
     kind = event["type"]
-    me = state.active
-
-    if kind == ROUND_DEALT:
-        hands = tuple(tuple(int(v) for v in hand) for hand in event["hands"])
-        discard = event.get("discard")
-        deck = tuple(int(c) for c in event["deck"])
-        return state._replace(
-            round=int(event["round"]),
-            turn=0,
-            phase=DEALT,
-            active=int(event["starter"]),
-            hands=hands,
-            known=tuple((0,) * len(hand) for hand in hands),
-            deck=deck,
-            deck_size=sum(deck),
-            discard=None if discard is None else int(discard),
-            stopper=None,
-            drawn=None,
-            took_discard=False,
-            shown=(),
-            power=None,
-            swap_index=None,
-            scores=None,
-            next_starter=None,
-        )
-
-    if kind == FIRST_CARDS_SHOWN:
-        known = tuple(
-            tuple((1 << p) if i in FIRST_LOOK else mask for i, mask in enumerate(state.known[p]))
-            for p in range(state.n)
-        )
-        return state._replace(known=known, phase=BEGIN_TURN)
-
-    if kind == TURN_STARTED:
-        return state._replace(
-            active=int(event["player"]),
-            turn=int(event["turn"]),
-            phase=ANNOUNCED,
-            drawn=None,
-            took_discard=False,
-            shown=(),
-            power=None,
-            swap_index=None,
-        )
-
-    if kind == TURN_PROMPTED:
-        return state._replace(phase=READY)
-
-    if kind == DECK_CARD_TAKEN:
-        value = int(event["value"])
-        counts = list(state.deck)
-        counts[value] -= 1
-        return state._replace(
-            deck=tuple(counts), deck_size=state.deck_size - 1, drawn=value, phase=DECK_TAKEN
-        )
-
-    if kind == DISCARD_TAKEN_EVENT:
-        return state._replace(took_discard=True, phase=DISCARD_TAKEN)
-
-    if kind == ROUND_STOPPED:
-        return state._replace(stopper=int(event["player"]), phase=TURN_END)
-
-    if kind == CARDS_REPLACED:
-        replaced = [int(i) for i in event["cardIndexes"]]
-        value = int(event["value"])
-        source = event["source"]
-        deck, deck_size = state.deck, state.deck_size
-        if source == "deck" and event.get("blind"):
-            left = list(deck)
-            left[value] -= 1
-            deck, deck_size = tuple(left), deck_size - 1
-            mask = 0  # a blind replacement: nobody sees the new card
-        elif source == "deck":
-            mask = 1 << me  # the drawer saw it
-        else:
-            mask = state.everyone  # the discard top was public
-        return state._replace(
-            hands=_with(state.hands, me, _replace_set(state.hands[me], replaced, value)),
-            known=_with(state.known, me, _replace_set(state.known[me], replaced, mask)),
-            discard=int(event["discardedValue"]),
-            deck=deck,
-            deck_size=deck_size,
-            drawn=None,
-            took_discard=False,
-            shown=(),
-            phase=TURN_END,
-        )
-
-    if kind == CARDS_SHOWN:
-        indexes = tuple(int(i) for i in event["cardIndexes"])
-        others = state.everyone & ~(1 << me)
-        row = tuple(
-            mask | others if i in indexes else mask for i, mask in enumerate(state.known[me])
-        )
-        identical = bool(event["identical"])
-        if identical or (state.protocol == V2 and state.drawn is not None):
-            phase = CLAIM_SHOWN
-        else:
-            phase = TURN_END
-        return state._replace(known=_with(state.known, me, row), shown=indexes, phase=phase)
-
-    if kind == CLAIM_CONFIRMED:
-        return state._replace(phase=CLAIM_REPLACE)
-
-    if kind == CARD_DISCARDED:
-        value = int(event["value"])
-        power = bool(event["power"])
-        return state._replace(
-            discard=value,
-            drawn=None,
-            shown=(),
-            power=value if power else None,
-            phase=POWER_PENDING if power else TURN_END,
-        )
-
-    if kind == POWER_PROMPTED:
-        return state._replace(phase=_power_phase(state.protocol, int(event["value"])))
-
-    if kind == OWN_CARD_PEEKED:
-        index = int(event["cardIndex"])
-        mask = state.known[me][index] | (1 << me)
-        return state._replace(known=_set(state.known, me, index, mask), phase=TURN_END)
-
-    if kind == ANOTHERS_CARD_PEEKED:
-        target, index = int(event["target"]), int(event["cardIndex"])
-        mask = state.known[target][index] | (1 << me)
-        return state._replace(known=_set(state.known, target, index, mask), phase=TURN_END)
-
-    if kind == SWAP_OWN_PICKED:
-        return state._replace(swap_index=int(event["cardIndex"]), phase=SWAP_OTHER)
-
-    if kind == CARDS_EXCHANGED:
-        own, target, other = (
-            int(event["cardIndex"]),
-            int(event["target"]),
-            int(event["targetCardIndex"]),
-        )
-        mine, theirs = state.hands[me][own], state.hands[target][other]
-        mine_known, theirs_known = state.known[me][own], state.known[target][other]
-        hands = _set(_set(state.hands, me, own, theirs), target, other, mine)
-        known = _set(_set(state.known, me, own, theirs_known), target, other, mine_known)
-        return state._replace(hands=hands, known=known, swap_index=None, phase=TURN_END)
-
-    if kind == ROUND_ENDED:
-        finished = bool(event["finished"])
-        starter = event.get("nextStarter")
-        return state._replace(
-            scores=tuple(int(s) for s in event["scores"]),
-            totals=tuple(int(t) for t in event["totals"]),
-            known=tuple((state.everyone,) * len(hand) for hand in state.hands),
-            next_starter=None if starter is None else int(starter),
-            finished=finished,
-            phase=GAME_OVER if finished else ROUND_FINISHED,
-        )
-
-    if kind == NEXT_ROUND_PROMPTED:
-        return state._replace(phase=ROUND_OVER)
-
-    raise ValueError(f"unknown sixtysix event {kind!r}")
+    fold = _FOLDS.get(kind)
+    if fold is None:
+        raise ValueError(f"unknown sixtysix event {kind!r}")
+    return fold(state, event)
