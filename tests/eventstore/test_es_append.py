@@ -48,7 +48,7 @@ async def test_append_and_read_back(store: EventStore) -> None:
     assert stored == first + second
     assert all(isinstance(e, RecordedEvent) for e in stored)
     assert stored[0].data == {"n": 1}
-    assert stored[0].metadata == {"actor": "t"}
+    assert stored[0].metadata == {"actor": "t", "to": []}  # sent to nobody
     assert stored[0].stream_type == "take5"
     assert stored[0].recorded_at.tzinfo is not None
     assert await store.read_stream("g1", from_version=2) == stored[1:]

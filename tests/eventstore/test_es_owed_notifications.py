@@ -42,7 +42,7 @@ async def test_events_carry_their_addressees(store: EventStore) -> None:
     recorded = await store.append(
         Append("g", "take5", 0, [ev(meta={"actor": "x"}), ev("bob", "amy", meta={"actor": "x"})])
     )
-    assert recorded[0].metadata == {"actor": "x"}  # nobody: no "to"
+    assert recorded[0].metadata == {"actor": "x", TO: []}  # nobody
     assert recorded[1].metadata == {"actor": "x", TO: ["amy", "bob"]}
     assert [e.metadata for e in await store.read_stream("g")] == [e.metadata for e in recorded]
     assert await store.addressed("g", 2, "amy")

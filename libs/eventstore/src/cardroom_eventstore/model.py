@@ -17,9 +17,10 @@ class NewEvent:
     """An event to append.
 
     ``addressees`` are the players who must acknowledge this event before the stream's gate
-    opens again; they are also stored as ``metadata["to"]`` (sorted; absent when there are
+    opens again; they are also stored as ``metadata["to"]`` (sorted; ``[]`` when there are
     none), so that a reader of the log knows who was sent the event without recomputing its
-    messages. ``data`` and ``metadata`` must be JSON-serialisable (stored as JSONB, so a
+    messages (absent only on events stored before it was recorded: such a reader asks the
+    game's ``notify``). ``data`` and ``metadata`` must be JSON-serialisable (stored as JSONB, so a
     reader gets them back as JSON: tuples become lists, keys become strings).
     """
 
@@ -32,8 +33,7 @@ class NewEvent:
     def __post_init__(self) -> None:
         if not isinstance(self.addressees, frozenset):
             object.__setattr__(self, "addressees", frozenset(self.addressees))
-        if self.addressees:
-            object.__setattr__(self, "metadata", {**self.metadata, TO: sorted(self.addressees)})
+        object.__setattr__(self, "metadata", {**self.metadata, TO: sorted(self.addressees)})
 
 
 @dataclass(frozen=True)
