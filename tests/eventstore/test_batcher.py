@@ -1,0 +1,74 @@
+"""The natural batching of appends and acks (``Batcher``): no wait when idle, one batch for
+what arrives while a batch is being written, errors to every item of the failed batch."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from cardroom_eventstore.hot import Batcher
+
+
+class Recorder:
+    """A ``run`` that holds each batch until told to go on, and records the batches."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self.tasks: list[asyncio.Task[object] | None] = []
+        self.go = asyncio.Event()
+        self.started = asyncio.Event()
+        self.fail: set[int] = set()
+
+    async def run(self, items: list[int]) -> list[int]:
+        self.batches.append(items)
+        self.tasks.append(asyncio.current_task())
+        self.started.set()
+        await self.go.wait()
+        if self.fail & set(items):
+            raise RuntimeError("refused")
+        return [i * 10 for i in items]
+
+
+async def test_idle_items_run_at_once_in_the_submitters_task() -> None:
+    rec = Recorder()
+    rec.go.set()
+    batcher: Batcher[int, int] = Batcher(rec.run, 10)
+    assert await batcher.submit(1) == 10
+    assert await batcher.submit(2) == 20
+    assert rec.batches == [[1], [2]]
+    assert rec.tasks == [asyncio.current_task()] * 2  # no hand-over to the batch task
+    await batcher.close()
+
+
+async def test_items_that_arrive_while_one_is_written_go_together() -> None:
+    rec = Recorder()
+    batcher: Batcher[int, int] = Batcher(rec.run, 3)
+    first = asyncio.create_task(batcher.submit(1))
+    await rec.started.wait()
+    rest = [asyncio.create_task(batcher.submit(i)) for i in range(2, 7)]
+    await asyncio.sleep(0)  # let them queue
+    rec.go.set()
+    assert await first == 10
+    assert [await t for t in rest] == [20, 30, 40, 50, 60]
+    # the first alone, then the five that waited, in batches of at most three
+    assert rec.batches == [[1], [2, 3, 4], [5, 6]]
+    await batcher.close()
+
+
+async def test_a_failed_batch_fails_each_of_its_items_and_the_batcher_goes_on() -> None:
+    rec = Recorder()
+    rec.fail = {3}
+    batcher: Batcher[int, int] = Batcher(rec.run, 10)
+    first = asyncio.create_task(batcher.submit(1))
+    await rec.started.wait()
+    waiting = [asyncio.create_task(batcher.submit(i)) for i in (2, 3)]
+    await asyncio.sleep(0)
+    rec.go.set()
+    assert await first == 10
+    for task in waiting:
+        with pytest.raises(RuntimeError, match="refused"):
+            await task
+    with pytest.raises(RuntimeError, match="refused"):
+        await batcher.submit(3)  # idle again: alone, in this task
+    assert await batcher.submit(4) == 40
+    await batcher.close()
