@@ -3,6 +3,7 @@ state hash: the same values as the checked ones on anything the checked ones acc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -64,6 +65,31 @@ def test_unchecked_decoders_give_what_the_checked_ones_give() -> None:
     scalar = secrets.card_keys[0]
     assert Scalar.from_hex_unchecked(scalar.hex()) == scalar
     assert Point.from_hex_unchecked(identity().hex()).is_identity
+
+
+def test_unchecked_values_are_whole_values() -> None:
+    """Built through their slots' setters: frozen, equal, hashable and usable as the
+    checked ones."""
+    context = proof_context("g/1", 0, "p0")
+    secrets = PlayerSecrets.generate(4)
+    masked, _ = mask_step(open_deck(["AS", "2H", "BJ", "RJ"]), secrets, context=context)
+    wire = _wire(deck_to_json(masked))
+    proof = secrets.public_keys(context=context).card_proofs[1]
+    for fast, slow in [
+        (MaskedCard.from_json_unchecked(wire[2]), MaskedCard.from_json(wire[2])),
+        (DlogProof.from_json_unchecked(_wire(proof.to_json())), proof),
+        (Point.from_hex_unchecked(wire[0]["pk"]), Point.from_hex(wire[0]["pk"])),
+        (Scalar.from_hex_unchecked(proof.response.hex()), proof.response),
+    ]:
+        assert type(fast) is type(slow)
+        assert fast == slow
+        assert hash(fast) == hash(slow)
+        assert repr(fast) == repr(slow)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(fast, dataclasses.fields(fast)[0].name, None)
+    point = Point.from_hex_unchecked(wire[0]["pk"])
+    assert point + point == Scalar.from_int(2) * point
+    assert Scalar.from_hex_unchecked(proof.response.hex()) * point == proof.response * point
 
 
 def test_unchecked_decoding_checks_nothing() -> None:

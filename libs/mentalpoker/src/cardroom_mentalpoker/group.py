@@ -101,7 +101,7 @@ class Scalar:
     def from_hex_unchecked(cls, text: str) -> Scalar:
         """Decode hex that :meth:`from_hex` accepted before (e.g. a move read back from the
         accepted moves of a game), without checking it again. Never for untrusted input."""
-        return _scalar_unchecked(bytes.fromhex(text))
+        return _scalar_from_hex_unchecked(text)
 
     @classmethod
     def reduce(cls, wide: bytes) -> Scalar:
@@ -178,7 +178,7 @@ class Point:
         """Decode hex that :meth:`from_hex` accepted before (e.g. a move read back from the
         accepted moves of a game), without the costly subgroup check. Never for untrusted
         input: it is what keeps small-order points out."""
-        return _point_unchecked(bytes.fromhex(text))
+        return _point_from_hex_unchecked(text)
 
     def hex(self) -> str:
         return self.value.hex()
@@ -197,17 +197,40 @@ class Point:
         return _point_unchecked(_sodium.crypto_core_ed25519_sub(_IDENTITY_BYTES, self.value))
 
 
+# The slots' own setters: what object.__setattr__ ends up calling (past the frozen
+# dataclass's refusal), without looking the attribute up first. Every group operation and
+# every unchecked decoding makes its result through these.
+_new = object.__new__
+_fromhex = bytes.fromhex
+_set_scalar: Callable[[Scalar, bytes], None] = Scalar.__dict__["value"].__set__
+_set_point: Callable[[Point, bytes], None] = Point.__dict__["value"].__set__
+
+
 def _scalar_unchecked(value: bytes) -> Scalar:
     """Wrap bytes that libsodium returned (already canonical) without re-checking them."""
-    s = object.__new__(Scalar)
-    object.__setattr__(s, "value", value)
+    s = _new(Scalar)
+    _set_scalar(s, value)
     return s
 
 
 def _point_unchecked(value: bytes) -> Point:
     """Wrap bytes that libsodium returned (already in the subgroup) without re-checking."""
-    p = object.__new__(Point)
-    object.__setattr__(p, "value", value)
+    p = _new(Point)
+    _set_point(p, value)
+    return p
+
+
+def _scalar_from_hex_unchecked(text: str) -> Scalar:
+    """``Scalar.from_hex_unchecked`` in one call: folding decodes thousands of them."""
+    s = _new(Scalar)
+    _set_scalar(s, _fromhex(text))
+    return s
+
+
+def _point_from_hex_unchecked(text: str) -> Point:
+    """``Point.from_hex_unchecked`` in one call: folding decodes thousands of them."""
+    p = _new(Point)
+    _set_point(p, _fromhex(text))
     return p
 
 

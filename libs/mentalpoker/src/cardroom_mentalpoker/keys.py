@@ -21,7 +21,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .group import EncodingError, Point, Scalar, VerificationError, mul_base, random_scalar
+from .group import (
+    EncodingError,
+    Point,
+    Scalar,
+    VerificationError,
+    _point_from_hex_unchecked,
+    mul_base,
+    random_scalar,
+)
 from .masking import MAX_DECK_SIZE
 from .proofs import DlogProof, prove_dlog, verify_dlog
 
@@ -112,10 +120,10 @@ class PublicKeys:
         """:meth:`from_json` of keys it accepted before, without checking them again (see
         ``Point.from_hex_unchecked``): for folding accepted moves, never for a command."""
         return cls(
-            Point.from_hex_unchecked(data["shuffle"]),
-            tuple(Point.from_hex_unchecked(c) for c in data["cards"]),
+            _point_from_hex_unchecked(data["shuffle"]),
+            tuple(map(_point_from_hex_unchecked, data["cards"])),
             DlogProof.from_json_unchecked(data["shuffle_proof"]),
-            tuple(DlogProof.from_json_unchecked(p) for p in data["card_proofs"]),
+            tuple(map(DlogProof.from_json_unchecked, data["card_proofs"])),
         )
 
 

@@ -27,7 +27,7 @@ source, each a [QUIRK] of 4.3:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,7 @@ from .group import (
     MentalPokerError,
     Point,
     Scalar,
+    _point_from_hex_unchecked,
     identity,
     mul_base,
     random_scalar,
@@ -96,11 +97,18 @@ class MaskedCard:
     def from_json_unchecked(cls, data: Any) -> MaskedCard:
         """:meth:`from_json` of a card it accepted before, without checking it again (see
         ``Point.from_hex_unchecked``): for folding accepted moves, never for a command."""
-        return cls(
-            Point.from_hex_unchecked(data["epk"]),
-            Point.from_hex_unchecked(data["msg"]),
-            Point.from_hex_unchecked(data["pk"]),
-        )
+        # built through the slots' setters: the frozen __init__ costs as much as the decoding
+        card = _new(cls)
+        _set_epk(card, _point_from_hex_unchecked(data["epk"]))
+        _set_msg(card, _point_from_hex_unchecked(data["msg"]))
+        _set_pk(card, _point_from_hex_unchecked(data["pk"]))
+        return card
+
+
+_new = object.__new__
+_set_epk: Callable[[MaskedCard, Point], None] = MaskedCard.__dict__["epk"].__set__
+_set_msg: Callable[[MaskedCard, Point], None] = MaskedCard.__dict__["msg"].__set__
+_set_pk: Callable[[MaskedCard, Point], None] = MaskedCard.__dict__["pk"].__set__
 
 
 Deck = tuple[MaskedCard, ...]

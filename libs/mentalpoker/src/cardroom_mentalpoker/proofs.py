@@ -18,6 +18,7 @@ one context does not verify in another, so proofs cannot be replayed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from .group import (
     EncodingError,
     Point,
     Scalar,
+    _scalar_from_hex_unchecked,
     base_point,
     hash_to_scalar,
     random_scalar,
@@ -54,7 +56,7 @@ def _proof_fields(data: object, what: str) -> tuple[Scalar, Scalar]:
 
 
 def _proof_fields_unchecked(data: Any) -> tuple[Scalar, Scalar]:
-    return Scalar.from_hex_unchecked(data["e"]), Scalar.from_hex_unchecked(data["z"])
+    return _scalar_from_hex_unchecked(data["e"]), _scalar_from_hex_unchecked(data["z"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +76,16 @@ class DlogProof:
     @classmethod
     def from_json_unchecked(cls, data: Any) -> DlogProof:
         """:meth:`from_json` of a proof it accepted before (see ``Scalar.from_hex_unchecked``)."""
-        return cls(*_proof_fields_unchecked(data))
+        # built through the slots' setters: the frozen __init__ costs as much as the decoding
+        proof = _new(cls)
+        _set_dlog_challenge(proof, _scalar_from_hex_unchecked(data["e"]))
+        _set_dlog_response(proof, _scalar_from_hex_unchecked(data["z"]))
+        return proof
+
+
+_new = object.__new__
+_set_dlog_challenge: Callable[[DlogProof, Scalar], None] = DlogProof.__dict__["challenge"].__set__
+_set_dlog_response: Callable[[DlogProof, Scalar], None] = DlogProof.__dict__["response"].__set__
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar, overload
 
 from cardroom_engine import (
     BotFactory,
@@ -102,6 +102,7 @@ MOVE = "move"
 DECK_SIZE = len(MACAUA_CARDS)
 
 _D = TypeVar("_D")
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from dataclasses import replace as _update  # type-checked as dataclasses.replace
@@ -149,13 +150,132 @@ class MacauaConfig(BaseModel):
     )
 
 
+class Lazy(Generic[_T]):
+    """A value computed from its source when first read, once (the copies of a state share
+    it); equal when the values are equal. For the hash chain's digest: evolve would compute
+    it at every event, but a fold reads it for few states (decide, a view), and the canonical
+    JSON of a move (~50 KB for a shuffle proof) costs more than the rest of its event."""
+
+    __slots__ = ("_compute", "_source", "_value")
+
+    _value: _T
+
+    def __init__(self, source: Any, compute: Callable[[Any], _T]) -> None:
+        self._source = source
+        self._compute: Callable[[Any], _T] | None = compute
+
+    @classmethod
+    def of(cls, value: _T) -> Lazy[_T]:
+        """A value that is known already."""
+        lazy = cls.__new__(cls)
+        lazy._value = value
+        lazy._compute = lazy._source = None
+        return lazy
+
+    @property
+    def value(self) -> _T:
+        compute = self._compute
+        if compute is not None:
+            self._value = compute(self._source)
+            self._compute = self._source = None  # the state no longer keeps the move alive
+        return self._value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Lazy):
+            return NotImplemented
+        return self is other or bool(self.value == other.value)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return f"Lazy({self.value!r})"
+
+
+def _chained(signed: Mapping[str, Any]) -> str:
+    """The digest after an accepted move. It chains from the move's ``prev_hash``: decide
+    accepted the move only if it was signed over the state's digest, so they are equal, and
+    one digest never needs the ones before it."""
+    return _next_hash(signed["prev_hash"], signed)
+
+
+GENESIS_CHAIN: Lazy[str] = Lazy.of(GENESIS_HASH)
+
+
+CardJson = Mapping[str, str]
+"""A masked card as the JSON of an accepted move (``MaskedCard.to_json``)."""
+
+
+class MaskedCards(Sequence[MaskedCard]):
+    """A deck's masked cards, each kept as the JSON of the accepted move that set it (a
+    shuffle or mask step, a reveal) and parsed when first read. After a step a fold reads one
+    card of the 54 (the face-up card of the deal) and replaces the others as events open
+    them, until the next step replaces them all. Equal to a tuple of the same cards (the
+    tuple it stands for)."""
+
+    __slots__ = ("_cards",)
+
+    def __init__(self, cards: Iterable[MaskedCard | CardJson]) -> None:
+        self._cards: list[MaskedCard | CardJson] = list(cards)
+
+    @classmethod
+    def replacing(
+        cls, deck: Sequence[MaskedCard], changes: Mapping[int, MaskedCard | CardJson]
+    ) -> MaskedCards:
+        """``deck`` with the cards at some positions replaced (none of them is parsed)."""
+        new = cls(deck._cards if isinstance(deck, MaskedCards) else deck)
+        for i, card in changes.items():
+            new._cards[i] = card
+        return new
+
+    def __len__(self) -> int:
+        return len(self._cards)
+
+    @overload
+    def __getitem__(self, index: int) -> MaskedCard: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[MaskedCard, ...]: ...
+    def __getitem__(self, index: int | slice) -> MaskedCard | tuple[MaskedCard, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        card = self._cards[index]
+        if not isinstance(card, MaskedCard):
+            card = self._cards[index] = MaskedCard.from_json_unchecked(card)
+        return card
+
+    def __iter__(self) -> Iterator[MaskedCard]:
+        for i in range(len(self._cards)):
+            yield self[i]
+
+    def json_at(self, index: int) -> dict[str, str]:
+        """``self[index].to_json()``, without parsing a card that is still JSON: decide took
+        it in canonical form (lowercase hex of a canonical encoding), which is what
+        ``to_json`` writes (in its key order)."""
+        card = self._cards[index]
+        if isinstance(card, MaskedCard):
+            return card.to_json()
+        return {"epk": card["epk"], "msg": card["msg"], "pk": card["pk"]}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (tuple, MaskedCards)):
+            return NotImplemented
+        return tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"MaskedCards({tuple(self)!r})"
+
+
 @dataclass(frozen=True)
 class DeckState:
     """One deck: the initial deal (0) or a reshuffle of the discard pile (1, 2, ...)."""
 
     cards: tuple[str, ...]
     """The open cards it was made of (what an audit must find again)."""
-    masked: tuple[MaskedCard, ...]
+    masked: Sequence[MaskedCard]
+    """A tuple, or :class:`MaskedCards` (parsed when read) after a shuffle or mask step."""
     keys: Mapping[str, PublicKeys] = field(default_factory=dict)
     masking: tuple[frozenset[str], ...] = ()
     """Per position: the players whose key is still on the card (after the mask phase)."""
@@ -195,7 +315,8 @@ class MacauaState:
     binding: str = ""
     table: str = ""  # the table's game id (Table calls bind_table)
     seq: int = 0
-    hash: str = GENESIS_HASH
+    chain: Lazy[str] = GENESIS_CHAIN
+    """Where the state is in the hash chain; :attr:`hash` is its digest."""
     verify_keys: Mapping[str, str] = field(default_factory=dict)
     phase: Phase = "setup"
     decks: tuple[DeckState, ...] = ()
@@ -221,6 +342,11 @@ class MacauaState:
     audit_keys: Mapping[str, Mapping[Pos, str]] = field(default_factory=dict)
     audit: Mapping[str, Any] | None = None
     stalled: str | None = None
+
+    @property
+    def hash(self) -> str:
+        """The hash chain's digest at this state: what the next move is signed over."""
+        return self.chain.value
 
     @property
     def deck_no(self) -> int:
@@ -264,6 +390,13 @@ def genesis_hash(binding: str, seats: Sequence[str], config: MacauaConfig) -> st
     )
 
 
+class _Fold(Protocol):
+    """An event's handler in evolve. ``head``: what evolve sets for a signed move (``seq``,
+    ``chain``), in the same copy of the state as the event's own changes."""
+
+    def __call__(self, state: MacauaState, event: Event, /, **head: Any) -> MacauaState: ...
+
+
 class Macaua(GameRules[MacauaState]):
     name: ClassVar[str] = "macaua"
     min_players: ClassVar[int] = 2
@@ -288,6 +421,12 @@ class Macaua(GameRules[MacauaState]):
             "play": self._decide_play,
             "draw": self._decide_draw,
             "audit": self._decide_audit,
+        }
+        # evolve's handler of each event (_on_<name> for macaua.<name>)
+        self._folds: dict[str, _Fold] = {
+            name.removeprefix("_on_"): getattr(self, name)
+            for name in dir(self)
+            if name.startswith("_on_")
         }
         self._phases: dict[str, tuple[Phase, ...]] = {
             "keys": ("keys",),
@@ -352,9 +491,15 @@ class Macaua(GameRules[MacauaState]):
         except SignatureError as exc:
             raise _reject(BAD_SIGNATURE, str(exc)) from None
         try:
-            return self._movers[kind](state, actor, signed)
+            events = self._movers[kind](state, actor, signed)
         except EncodingError as exc:
             raise _reject(ErrorCode.BAD_REQUEST, str(exc)) from None
+        for event in events:
+            if "signed" in event:
+                # evolve leaves the digest until it is read: a move it cannot hash (its
+                # unsigned signer a float) fails now, in the command, as when evolve hashed
+                _chained(event["signed"])
+        return events
 
     def _deck_arg(self, state: MacauaState, move: Mapping[str, Any]) -> int:
         deck = _int(move.get("deck"), "move.deck")
@@ -597,27 +742,28 @@ class Macaua(GameRules[MacauaState]):
     # -- folding ----------------------------------------------------------------------------
     def evolve(self, state: MacauaState, event: Event) -> MacauaState:
         kind = event["type"]
-        if "signed" in event:
-            state = _update(state, seq=state.seq + 1, hash=_next_hash(state.hash, event["signed"]))
-        handler = getattr(self, "_on_" + kind.removeprefix("macaua."), None)
+        handler = self._folds.get(kind.removeprefix("macaua."))
         if handler is None:
             raise ValueError(f"unknown macaua event {kind!r}")
-        result: MacauaState = handler(state, event)
-        return result
+        if "signed" in event:
+            # the move's place in the chain: the handler sets it in its one copy of the state
+            return handler(state, event, seq=state.seq + 1, chain=Lazy(event["signed"], _chained))
+        return handler(state, event)
 
-    def _on_started(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_started(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         binding = event["binding"]
         return _update(
             state,
+            # (its own chain starts here)
+            **{**head, "chain": Lazy.of(genesis_hash(binding, state.seats, state.config))},
             binding=binding,
-            hash=genesis_hash(binding, state.seats, state.config),
             phase="keys",
-            decks=(DeckState(MACAUA_CARDS, open_deck()),),
+            decks=(DeckState(MACAUA_CARDS, _OPEN_DECK),),
             waiting=state.seats,
             hands={p: () for p in state.seats},
         )
 
-    def _on_keys(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_keys(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         move = event["signed"]["move"]
         player = event["player"]
         deck = state.decks[-1]
@@ -627,10 +773,11 @@ class Macaua(GameRules[MacauaState]):
         verify = dict(state.verify_keys)
         if "verify_key" in move and player not in verify:
             verify[player] = move["verify_key"]
-        state = _update(state, decks=(*state.decks[:-1], deck), verify_keys=verify)
-        return self._advance(state, "shuffle")
+        return self._advance(
+            state, "shuffle", **head, decks=(*state.decks[:-1], deck), verify_keys=verify
+        )
 
-    def _on_shuffle(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_shuffle(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         move = event["signed"]["move"]
         pending = PendingShuffle(
             player=event["player"],
@@ -639,31 +786,32 @@ class Macaua(GameRules[MacauaState]):
             rounds=move["rounds"],
             openings=tuple(move["openings"]),
         )
-        return self._shuffle_progress(state, pending)
+        return self._shuffle_progress(state, pending, **head)
 
-    def _on_shuffle_proof(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_shuffle_proof(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         assert state.pending is not None
         more = tuple(event["signed"]["move"]["openings"])
         pending = _update(state.pending, openings=state.pending.openings + more)
-        return self._shuffle_progress(state, pending)
+        return self._shuffle_progress(state, pending, **head)
 
-    def _shuffle_progress(self, state: MacauaState, pending: PendingShuffle) -> MacauaState:
+    def _shuffle_progress(
+        self, state: MacauaState, pending: PendingShuffle, **head: Any
+    ) -> MacauaState:
         if len(pending.openings) < pending.rounds:
-            return _update(state, pending=pending)
+            return _update(state, **head, pending=pending)
         # the shuffle's proof verified in decide: only its cards matter from now on
-        deck = _update(state.decks[-1], masked=deck_from_json_unchecked(pending.move["cards"]))
-        state = _update(state, pending=None, decks=(*state.decks[:-1], deck))
-        return self._advance(state, "mask")
+        deck = _update(state.decks[-1], masked=MaskedCards(pending.move["cards"]))
+        return self._advance(state, "mask", **head, pending=None, decks=(*state.decks[:-1], deck))
 
-    def _on_mask(self, state: MacauaState, event: Event) -> MacauaState:
-        cards = deck_from_json_unchecked(event["signed"]["move"]["cards"])  # checked in decide
-        deck = _update(state.decks[-1], masked=cards)
-        state = _update(state, decks=(*state.decks[:-1], deck))
+    def _on_mask(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
+        cards = MaskedCards(event["signed"]["move"]["cards"])  # decide checked them
+        deck = state.decks[-1]
         if state.waiting[1:]:
-            return _update(state, waiting=state.waiting[1:])
+            decks = (*state.decks[:-1], _update(deck, masked=cards))
+            return _update(state, **head, decks=decks, waiting=state.waiting[1:])
         everyone = frozenset(state.seats)
-        deck = _update(deck, masking=(everyone,) * len(deck.cards))
-        state = _update(state, decks=(*state.decks[:-1], deck))
+        deck = _update(deck, masked=cards, masking=(everyone,) * len(deck.cards))
+        decks = (*state.decks[:-1], deck)
         if state.deck_no == 0:
             layout = _layout(state)
             hands = {p: tuple((0, i) for i in layout.hands[s]) for s, p in enumerate(state.seats)}
@@ -676,32 +824,41 @@ class Macaua(GameRules[MacauaState]):
                 for p in state.seats
             }
             return _update(
-                state, phase="deal", hands=hands, need=need, fresh=layout.fresh, waiting=state.seats
+                state,
+                **head,
+                decks=decks,
+                phase="deal",
+                hands=hands,
+                need=need,
+                fresh=layout.fresh,
+                waiting=state.seats,
             )
         # a reshuffled deck: every position is fresh; the pending draw goes on
-        return _update(
-            state, phase="draw", fresh=tuple(range(len(deck.cards) - 1, -1, -1)), waiting=()
-        )
+        fresh = tuple(range(len(deck.cards) - 1, -1, -1))
+        return _update(state, **head, decks=decks, phase="draw", fresh=fresh, waiting=())
 
-    def _on_reveal(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_reveal(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         player = event["player"]
         decks = _set_cards(
             state.decks,
             (
                 # decide computed the card, from the published key
-                (d, i, MaskedCard.from_json_unchecked(card), state.decks[d].masking[i] - {player})
+                (d, i, card, state.decks[d].masking[i] - {player})
                 for d, i, card in event["opened"]
             ),
         )
         need = {p: v for p, v in state.need.items() if p != player}
-        state = _update(state, decks=decks, need=need, waiting=state.waiting[1:])
-        if state.waiting:
-            return state
+        waiting = state.waiting[1:]
+        if waiting:
+            return _update(state, **head, decks=decks, need=need, waiting=waiting)
         if state.phase == "deal":
-            top = state.decks[0].masked[_layout(state).top]
+            top = decks[0].masked[_layout(state).top]
             card = decode_card(top.msg) if top.is_open else None
             return _update(
                 state,
+                **head,
+                decks=decks,
+                need=need,
                 phase="play",
                 discard=(card or "??",),
                 waiting=(state.current,),
@@ -710,37 +867,45 @@ class Macaua(GameRules[MacauaState]):
         assert state.drawer is not None
         hands = {**state.hands, state.drawer: state.hands[state.drawer] + state.assigned}
         left = state.to_draw - len(state.assigned)
-        state = _update(state, hands=hands, to_draw=left, assigned=())
+        drawn: dict[str, Any] = {
+            **head,
+            "decks": decks,
+            "need": need,
+            "hands": hands,
+            "to_draw": left,
+            "assigned": (),
+        }
         if left > 0:
-            return state
-        return self._end_turn(_update(state, drawer=None))
+            return _update(state, **drawn, waiting=())
+        return self._end_turn(state, **drawn, drawer=None)
 
-    def _on_played(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_played(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         player = event["player"]
-        points = _card_points()
         nobody: frozenset[str] = frozenset()
         decks = _set_cards(
-            state.decks,
-            ((d, i, MaskedCard.open(points[card]), nobody) for d, i, card, _k in event["cards"]),
+            state.decks, ((d, i, _OPEN[card], nobody) for d, i, card, _k in event["cards"])
         )
         codes: list[str] = [card for _d, _i, card, _k in event["cards"]]
         played = {(d, i) for d, i, _c, _k in event["cards"]}
         hand = tuple(pos for pos in state.hands[player] if pos not in played)
-        state = _update(
-            state,
-            decks=decks,
-            hands={**state.hands, player: hand},
-            discard=state.discard + tuple(codes),
-            declared=event["suit"] if rank(codes[0]) == "A" else None,
-            challenge=state.challenge + play_challenge(codes),
-        )
+        changes: dict[str, Any] = {
+            **head,
+            "decks": decks,
+            "hands": {**state.hands, player: hand},
+            "discard": state.discard + tuple(codes),
+            "declared": event["suit"] if rank(codes[0]) == "A" else None,
+            "challenge": state.challenge + play_challenge(codes),
+        }
         if not hand:
-            return _update(state, winner=player, result="won", phase="audit", waiting=state.seats)
-        return self._end_turn(state)
+            return _update(
+                state, **changes, winner=player, result="won", phase="audit", waiting=state.seats
+            )
+        return self._end_turn(state, **changes)
 
-    def _on_draw(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_draw(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         return _update(
             state,
+            **head,
             phase="draw",
             drawer=event["player"],
             to_draw=event["count"],
@@ -748,7 +913,7 @@ class Macaua(GameRules[MacauaState]):
             waiting=(),
         )
 
-    def _on_draw_assigned(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_draw_assigned(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         deck = event["deck"]
         positions = tuple((deck, i) for i in event["positions"])
         drawer = event["player"]
@@ -758,55 +923,70 @@ class Macaua(GameRules[MacauaState]):
         )
         return _update(
             state,
+            **head,
             fresh=state.fresh[len(positions) :],
             assigned=positions,
             need=dict.fromkeys(others, positions),
             waiting=others,
         )
 
-    def _on_reshuffled(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_reshuffled(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         cards = tuple(event["cards"])
         return _update(
             state,
+            **head,
             phase="keys",
-            decks=(*state.decks, DeckState(cards, open_deck(cards))),
+            decks=(*state.decks, DeckState(cards, tuple(_OPEN[c] for c in cards))),
             discard=state.discard[-1:],
             waiting=state.seats,
         )
 
-    def _on_draw_ended(self, state: MacauaState, event: Event) -> MacauaState:
-        return self._end_turn(_update(state, drawer=None, to_draw=0))
+    def _on_draw_ended(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
+        return self._end_turn(state, **head, drawer=None, to_draw=0)
 
-    def _on_audit(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_audit(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         keys = {(k["deck"], k["position"]): k["key"] for k in event["signed"]["move"]["keys"]}
         return _update(
             state,
+            **head,
             audit_keys={**state.audit_keys, event["player"]: keys},
             waiting=state.waiting[1:],
         )
 
-    def _on_audited(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_audited(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         audit = {k: v for k, v in event.items() if k != "type"}
         result = state.result if audit.get("ok") else "void"
-        return _update(state, audit=audit, phase="over", waiting=(), result=result)
+        return _update(state, **head, audit=audit, phase="over", waiting=(), result=result)
 
-    def _on_aborted(self, state: MacauaState, event: Event) -> MacauaState:
+    def _on_aborted(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         result = "aborted" if event.get("player") else "void"
-        return _update(state, phase="over", waiting=(), result=result, stalled=event.get("player"))
+        stalled = event.get("player")
+        return _update(state, **head, phase="over", waiting=(), result=result, stalled=stalled)
 
-    def _advance(self, state: MacauaState, then: Phase) -> MacauaState:
+    def _advance(self, state: MacauaState, then: Phase, **changes: Any) -> MacauaState:
+        """``state`` with ``changes`` (not its phase or waiting), its mover done: the next
+        one's turn, or phase ``then`` for everyone."""
         if state.waiting[1:]:
-            return _update(state, waiting=state.waiting[1:])
-        return _update(state, phase=then, waiting=state.seats)
+            return _update(state, **changes, waiting=state.waiting[1:])
+        return _update(state, **changes, phase=then, waiting=state.seats)
 
-    def _end_turn(self, state: MacauaState) -> MacauaState:
+    def _end_turn(self, state: MacauaState, **changes: Any) -> MacauaState:
+        """``state`` with ``changes`` (none of the turn's own fields), and its turn over: one
+        copy of the state, not two (most events of a fold end a turn)."""
         turns = state.turns + 1
         if turns >= state.config.max_turns:
             return _update(
-                state, turns=turns, result="turn_limit", phase="audit", waiting=state.seats
+                state,
+                **changes,
+                turns=turns,
+                result="turn_limit",
+                phase="audit",
+                waiting=state.seats,
             )
         turn = (state.turn + 1) % len(state.seats)
-        return _update(state, turns=turns, turn=turn, phase="play", waiting=(state.seats[turn],))
+        return _update(
+            state, **changes, turns=turns, turn=turn, phase="play", waiting=(state.seats[turn],)
+        )
 
     # -- outputs ----------------------------------------------------------------------------
     def notify(self, before: MacauaState, event: Event, after: MacauaState) -> dict[str, Message]:
@@ -868,10 +1048,11 @@ class Macaua(GameRules[MacauaState]):
                 "rounds": state.pending.rounds,
             }
         if state.phase in ("shuffle", "mask"):
-            view["cards"] = [c.to_json() for c in state.decks[-1].masked]
+            masked = state.decks[-1].masked
+            view["cards"] = [_card_json(masked, i) for i in range(len(masked))]
         if player is not None and player in state.seats:
             view["hand"] = [
-                {"deck": d, "position": i, "masked": state.decks[d].masked[i].to_json()}
+                {"deck": d, "position": i, "masked": _card_json(state.decks[d].masked, i)}
                 for d, i in state.hands.get(player, ())
             ]
         return view
@@ -931,31 +1112,38 @@ def _list(value: Any) -> list[Any]:
 
 def _set_cards(
     decks: tuple[DeckState, ...],
-    changes: Iterable[tuple[int, int, MaskedCard, frozenset[str]]],
+    changes: Iterable[tuple[int, int, MaskedCard | CardJson, frozenset[str]]],
 ) -> tuple[DeckState, ...]:
     """``decks`` with new cards and maskings at some ``(deck, position, card, masking)``; each
     deck touched is copied once, not once per card."""
-    cards: dict[int, tuple[list[MaskedCard], list[frozenset[str]]]] = {}
+    cards: dict[int, tuple[dict[int, MaskedCard | CardJson], list[frozenset[str]]]] = {}
     for d, i, card, masking in changes:
         if d not in cards:
-            cards[d] = (list(decks[d].masked), list(decks[d].masking))
+            cards[d] = ({}, list(decks[d].masking))
         cards[d][0][i] = card
         cards[d][1][i] = masking
     out = list(decks)
     for d, (masked, maskings) in cards.items():
-        out[d] = _update(out[d], masked=tuple(masked), masking=tuple(maskings))
+        deck = out[d]
+        out[d] = _update(
+            deck, masked=MaskedCards.replacing(deck.masked, masked), masking=tuple(maskings)
+        )
     return tuple(out)
+
+
+def _card_json(masked: Sequence[MaskedCard], index: int) -> dict[str, str]:
+    if isinstance(masked, MaskedCards):
+        return masked.json_at(index)
+    return masked[index].to_json()
 
 
 def _layout(state: MacauaState) -> DealLayout:
     return standard_deal(len(state.seats), DECK_SIZE, state.config.hand_size)
 
 
-_POINTS: dict[str, Point] = {c: card_point(c) for c in MACAUA_CARDS}
-
-
-def _card_points() -> dict[str, Point]:
-    return _POINTS
+_OPEN: dict[str, MaskedCard] = {c: MaskedCard.open(card_point(c)) for c in MACAUA_CARDS}
+"""Every card face up (immutable: shared by every deck it is played in)."""
+_OPEN_DECK = open_deck()
 
 
 def _points_from_json(data: Any, n: int, what: str) -> tuple[Point, ...]:
