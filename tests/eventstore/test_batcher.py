@@ -18,8 +18,18 @@ class Recorder:
         self.go = asyncio.Event()
         self.started = asyncio.Event()
         self.fail: set[int] = set()
+        self.in_flight = 0
+        self.most_in_flight = 0
 
     async def run(self, items: list[int]) -> list[int]:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return await self._run(items)
+        finally:
+            self.in_flight -= 1
+
+    async def _run(self, items: list[int]) -> list[int]:
         self.batches.append(items)
         self.tasks.append(asyncio.current_task())
         self.started.set()
@@ -50,8 +60,10 @@ async def test_items_that_arrive_while_one_is_written_go_together() -> None:
     rec.go.set()
     assert await first == 10
     assert [await t for t in rest] == [20, 30, 40, 50, 60]
-    # the first alone, then the five that waited, in batches of at most three
+    # the first alone, then the five that waited, in batches of at most three, one batch
+    # being written at a time
     assert rec.batches == [[1], [2, 3, 4], [5, 6]]
+    assert rec.most_in_flight == 1
     await batcher.close()
 
 
