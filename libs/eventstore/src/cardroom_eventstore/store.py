@@ -354,35 +354,29 @@ NOT_GATING = 0
 """The ``gate_version`` of an acknowledgement that is owed but holds no gate (no gate has
 version 0): an away player's, see :meth:`EventStore.excuse`."""
 
-_GATE_OPEN = Statement(
-    f"""
-SELECT NOT EXISTS (
+# True when no acknowledgement that holds the gate is owed for the stream.
+_OPEN_SQL = f"""NOT EXISTS (
     SELECT 1 FROM pending_acks
     WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> {NOT_GATING}
-)
-"""
-)
+)"""
+
+_GATE_OPEN = Statement(f"SELECT {_OPEN_SQL}")
 
 # The gate check of a release's follow-up: when the game is not open, the released gates
 # are marked handled in the same statement (whatever opens the game releases a gate of its
 # own, whose follow-up moves the game on); when it is open they are not, and the follow-up's
 # append marks them (``Append.handled_gate``).
+# (A data-modifying WITH runs to completion whether or not the query reads it.)
 _GATE_OPEN_MARKING = Statement(
     f"""
-WITH o AS (
-    SELECT NOT EXISTS (
-        SELECT 1 FROM pending_acks
-        WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> {NOT_GATING}
-    ) AS open
-),
+WITH o AS (SELECT {_OPEN_SQL} AS open),
 m AS (
     UPDATE gates SET handled = true
     FROM o
     WHERE NOT o.open AND gates.stream_id = CAST(:stream_id AS text)
       AND gates.version = ANY(CAST(:versions AS integer[]))
-    RETURNING gates.version
 )
-SELECT o.open, (SELECT count(*) FROM m) AS marked FROM o
+SELECT o.open FROM o
 """
 )
 

@@ -327,8 +327,8 @@ class Gamemaster(Service):
 
         ``handled`` are released gates whose follow-up this call is responsible for; they are
         marked handled (with the first append, by the gate check that finds the game held by
-        a newer gate, or at the end). Everything here is decided
-        from the current state, so running it again (a resent release) changes nothing.
+        a newer gate, or at the end). Everything here is decided from the current state, so
+        running it again (a resent release) changes nothing.
         """
         table = loaded.table
         game = loaded.state.game_id
