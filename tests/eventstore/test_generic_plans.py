@@ -1,0 +1,173 @@
+"""The hot statements run with generic plans (``cardroom_eventstore.hot``): each must still
+find its rows by index on a large database, whatever the values bound at run time."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from types import ModuleType
+from typing import Any
+
+import asyncpg
+from cardroom_eventstore import EventStore, readmodels
+from cardroom_eventstore import store as store_module
+from cardroom_eventstore.hot import GENERIC_PLANS, Statement
+from cardroom_gamemaster import deadlines
+
+# Every table a hot statement touches, big enough that a scan of one costs far more than an
+# index lookup (planned on statistics, so the table is analysed after it is filled).
+_FILL = """
+INSERT INTO streams (stream_id, stream_type, version)
+SELECT 'g' || i, 'highcard', 10 FROM generate_series(1, 10000) i;
+INSERT INTO events (stream_id, stream_type, version, event_id, type, data, metadata)
+SELECT 'g' || i, 'highcard', v, gen_random_uuid(), 'BetPlaced', '{"amount": 1}',
+       '{"to": ["a", "b"]}'
+FROM generate_series(1, 10000) i, generate_series(1, 10) v;
+INSERT INTO gates (stream_id, version, remaining, released_at, handled)
+SELECT 'g' || i, v, 0, now(), true FROM generate_series(1, 10000) i, generate_series(1, 10) v;
+INSERT INTO pending_acks (stream_id, version, player_id, gate_version)
+SELECT 'g' || i, 11, p, 11 FROM generate_series(1, 5000) i, unnest(ARRAY['a', 'b']) p;
+INSERT INTO commands (stream_id, command_id, reply)
+SELECT 'g' || i, 'c' || v, '{}' FROM generate_series(1, 10000) i, generate_series(1, 5) v;
+INSERT INTO checkpoints (name, position)
+SELECT 'projector:g' || i, 1 FROM generate_series(1, 10000) i;
+INSERT INTO notifications (game_id, player_id, seq, version, payload)
+SELECT 'g' || i, p, 5, 11, '{}' FROM generate_series(1, 5000) i, unnest(ARRAY['a', 'b']) p;
+INSERT INTO views (game_id, player_id, version, view, actions, seq)
+SELECT 'g' || i, p, 10, '{}', '[]', 5 FROM generate_series(1, 10000) i, unnest(ARRAY['a', 'b']) p;
+INSERT INTO tables (game_id, game_type, status, summary, version)
+SELECT 'g' || i, 'highcard', 'playing', '{}', 10 FROM generate_series(1, 10000) i;
+INSERT INTO deadline_versions (game_id, version, active)
+SELECT 'g' || i, 10, i % 10 = 0 FROM generate_series(1, 10000) i;
+INSERT INTO deadlines (game_id, key, version, due_at)
+SELECT 'g' || i, 'turn', 10, now() + interval '1 hour' FROM generate_series(1, 10000) i
+"""
+
+_ID = str(uuid.uuid4())
+# A value for every parameter name of the hot statements (a new name fails the test below
+# until it is given one here). Names that are an array in one statement and a scalar in
+# another have both forms (``_ARRAYS``).
+_SAMPLE: dict[str, Any] = {
+    "stream_id": "g5",
+    "stream_type": "highcard",
+    "expected": 10,
+    "new_version": 11,
+    "command_id": "cx",
+    "reply": "{}",
+    "gate": 11,
+    "ack_versions": [11, 11],
+    "ack_players": ["a", "b"],
+    "handled_gate": 10,
+    "versions": [11],
+    "event_ids": [_ID],
+    "types": ["BetPlaced"],
+    "data": ["{}"],
+    "metadata": ["{}"],
+    "stream_ids": ["g5", "g6"],
+    "stream_types": ["highcard", "highcard"],
+    "new_versions": [11, 11],
+    "command_ids": ["cx", None],
+    "replies": ["{}", None],
+    "handled": [None, 10],
+    "ack_of": [1, 1],
+    "event_of": [1, 2],
+    "streams": ["g5", "g7"],
+    "players": ["a", "b"],
+    "version": 11,
+    "player_id": "a",
+    "games": ["g5", "g6"],
+    "seqs": [6, 6],
+    "payloads": ["{}", "{}"],
+    "views": ["{}", "{}"],
+    "actions": ["[]", "[]"],
+    "game_types": ["highcard", "highcard"],
+    "statuses": ["playing", "playing"],
+    "summaries": ["{}", "{}"],
+    "names": ["projector:g5", "projector:g6"],
+    "positions": [5, 6],
+    "game": "g5",
+    "active": True,
+    "keys": ["turn"],
+    "secs": [30.0],
+    "since": [10],
+    "ack_timeout": 60.0,
+    "key": "turn",
+}
+_ARRAYS: dict[str, Any] = {
+    "expected": [10, 10],
+    "versions": [11, 11],
+    "event_ids": [_ID, str(uuid.uuid4())],
+    "types": ["BetPlaced", "BetPlaced"],
+    "data": ["{}", "{}"],
+    "metadata": ["{}", "{}"],
+}
+_MODULES: tuple[ModuleType, ...] = (store_module, readmodels, deadlines)
+_STATEMENTS = [
+    (f"{module.__name__.rsplit('.', 1)[-1]}.{name}", value)
+    for module in _MODULES
+    for name, value in vars(module).items()
+    if isinstance(value, Statement)
+]
+# a sequential scan of a table (a CTE or a function's rows are scanned too; those are fine)
+_TABLES = (
+    "streams|events|gates|pending_acks|commands|checkpoints|notifications|views|tables"
+    "|deadlines|deadline_versions"
+)
+_SEQ_SCAN = re.compile(rf"Seq Scan on ({_TABLES})\b")
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        items = ",".join("NULL" if v is None else '"' + str(v) + '"' for v in value)
+        return "'{" + items + "}'"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def test_every_hot_statement_is_checked() -> None:
+    names = {name for name, _ in _STATEMENTS}
+    assert {"store._APPEND_ONE", "store._ACK_MANY", "deadlines._SYNC"} <= names
+    assert len(names) >= 15
+
+
+async def test_the_hot_pools_plan_generically(store: EventStore) -> None:
+    for pool in (store.hot, store.relaxed):
+        async with pool.connection() as conn:
+            assert await conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
+    assert GENERIC_PLANS == {"plan_cache_mode": "force_generic_plan"}
+
+
+async def test_generic_plans_use_the_indexes(store: EventStore) -> None:
+    found: dict[str, str] = {}
+    async with store.hot.connection() as conn:  # (its plans are generic: the test above)
+        await conn.execute(_FILL)
+        await conn.execute("ANALYZE")
+        for name, statement in _STATEMENTS:
+            await conn.execute(f"PREPARE checked AS {statement.sql}")
+            try:
+                plan = await _plan(conn, statement)
+            finally:
+                await conn.execute("DEALLOCATE checked")
+            text = "\n".join(plan)
+            if _SEQ_SCAN.search(text):
+                found[name] = "scans a whole table:\n" + text
+    assert not found, "\n\n".join(f"{name}: {why}" for name, why in found.items())
+
+
+async def _plan(conn: Any, statement: Statement) -> list[str]:
+    """The plan of ``checked`` (the statement) for the sample values."""
+    error: Exception | None = None
+    for values in (_SAMPLE, {**_SAMPLE, **_ARRAYS}):
+        args = ", ".join(_literal(v) for v in statement.args(values))
+        try:
+            rows = await conn.fetch(f"EXPLAIN EXECUTE checked({args})")
+        except asyncpg.PostgresError as exc:  # a name that is an array here: the other sample
+            error = exc
+            continue
+        return [row[0] for row in rows]
+    raise AssertionError(f"no sample binds: {error}")
