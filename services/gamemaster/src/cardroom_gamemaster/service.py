@@ -78,6 +78,10 @@ RETRIES = 5
 WORKERS = 64  # requests handled at once; one game's are serialised by its lock
 APPEND_BATCH = 256  # appends (of as many games) per statement at most
 SYNC_DELAY = 1.0  # seconds a game's deadline write waits at most for more versions to share it
+# Seconds a released gate with no follow-up waits for the game's next append to mark it handled
+# before it is marked on its own; well inside the acktracker's RELEASE_GRACE (2 s), after
+# which it would send the release again.
+MARK_DELAY = 0.5
 ADVANCE_LIMIT = 10_000  # appends in a row without anyone present to acknowledge (a runaway game)
 
 
@@ -95,6 +99,10 @@ class Loaded:
     # the gate is still open while the state is at that version (a stale cache fails its
     # append on the version check and reloads)
     open_at: int = -1
+    # released gates this process handled that are not marked handled in the store yet: the
+    # game's next append marks one with its own statement, a delayed task the rest
+    unmarked: set[int] = field(default_factory=set)
+    marking: bool = False  # that task is waiting
 
 
 @dataclass(frozen=True)
@@ -269,6 +277,8 @@ class Gamemaster(Service):
             new.append(NewEvent(event["type"], data, dict(meta), frozenset(messages)))
             state = after
         reply = ok(version=state.version) if command_id else None
+        if handled_gate is None and loaded.unmarked:
+            handled_gate = max(loaded.unmarked)  # (a command after a release without follow-up)
         try:
             appended = await self.appends.submit(
                 Append(
@@ -288,6 +298,8 @@ class Gamemaster(Service):
             raise
         loaded.state = state
         loaded.seqs = seqs
+        if handled_gate is not None:
+            loaded.unmarked.discard(handled_gate)
         await self._publish(game, notes)
         away = addressed & set(state.away)
         released: list[int] = []
@@ -353,17 +365,30 @@ class Gamemaster(Service):
         else:
             log.warning("%s: still moving after %d appends; stopping here", game, ADVANCE_LIMIT)
         if handled:
-            self._mark_handled_soon(game, sorted(handled))
+            loaded.unmarked.update(handled)
+            self._mark_handled_later(loaded)
 
-    def _mark_handled_soon(self, game: str, gates: list[int]) -> None:
-        """Mark released gates handled in the background, off the game's lock: the next
-        command of the game need not wait for it. A mark lost in a crash only means the
-        acktracker's sweep sends the release again, and handling it again changes nothing."""
+    def _mark_handled_later(self, loaded: Loaded) -> None:
+        """Mark the released gates that found nothing to follow up handled: by the game's next
+        append if it comes within ``MARK_DELAY`` (usually the command the game now waits
+        for; its statement marks one at no extra cost), else by a statement of their own,
+        off the game's lock. A statement at once cost one more commit per such release (one
+        in three in a game of highcard), and ran beside that very command's append. A mark
+        lost in a crash only means the acktracker's sweep sends the release again, and
+        handling it again changes nothing."""
+        if loaded.marking:
+            return
+        loaded.marking = True
+        game = loaded.state.game_id
 
         async def mark() -> None:
+            await asyncio.sleep(MARK_DELAY)
+            loaded.marking = False
+            gates = sorted(loaded.unmarked)
             try:
                 for gate in gates:
                     await self.store.mark_gate_handled(game, gate)
+                    loaded.unmarked.discard(gate)
             except Exception:
                 log.warning("gates %s of %s not marked handled; the sweep resends", gates, game)
 
@@ -399,7 +424,11 @@ class Gamemaster(Service):
         self._syncing.pop(game, None)  # no await since the check above: nothing slipped in
 
     async def stop(self) -> None:
-        """Finish the deadline writes still running (bounded: they are best effort)."""
+        """Finish the deadline writes still running (bounded: they are best effort). Marks of
+        released gates still waiting are dropped: the acktracker's sweep sends those releases
+        again, to whichever gamemaster runs then."""
+        for task in self._marking:
+            task.cancel()
         running = [t for t in (*self._syncing.values(), *self._marking) if not t.done()]
         if running:
             await asyncio.wait(running, timeout=5)
