@@ -122,6 +122,7 @@ async def _serve_auth() -> None:
 
 async def _serve(service: ServiceName) -> None:
     from cardroom_engine import registry
+    from cardroom_runtime import heap
     from cardroom_runtime.host import Host, lower_priority
 
     services, database_url, root = await _prepare()
@@ -140,6 +141,7 @@ async def _serve(service: ServiceName) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await host.start()
+    heap.settle()
     console.print(
         f"[bold green]cardroom[/] {service.value} is running "
         f"({', '.join(s.name for s in host.services)})\n"
