@@ -11,6 +11,7 @@ from cardroom_wire import (
     WireError,
     check_id,
     decode_json,
+    dumps,
     parse,
 )
 
@@ -52,6 +53,29 @@ def test_decode_refuses_bad_json_and_oversize() -> None:
     with pytest.raises(WireError) as exc:
         decode_json(b" " * 70_000)
     assert exc.value.code == ErrorCode.TOO_LARGE
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"NaN", b'{"a": Infinity}', b'{"a": 1e999999}', b"[" * 2000 + b"]" * 2000, b'"\xed\xa0\x80"'],
+)
+def test_decode_refuses_what_is_not_json(bad: bytes) -> None:
+    with pytest.raises(WireError) as exc:
+        decode_json(bad)
+    assert exc.value.code == ErrorCode.BAD_JSON
+
+
+def test_dumps_is_compact_utf8_json_that_decodes_to_the_same() -> None:
+    value = {"type": "Dealt", "player": "Dónde", "cards": [1, 2], "nested": {"ok": True, "x": None}}
+    raw = dumps(value)
+    assert (
+        raw
+        == '{"type":"Dealt","player":"Dónde","cards":[1,2],"nested":{"ok":true,"x":null}}'.encode()
+    )
+    assert decode_json(raw) == value
+    assert dumps({1: "a"}) == b'{"1":"a"}'  # keys become strings, as JSON has them
+    big = {"n": 2**70, "m": -(2**65)}  # beyond orjson's 64 bits: the standard encoder
+    assert dumps(big) == b'{"n":1180591620717411303424,"m":-36893488147419103232}'
 
 
 def test_parse_models() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -22,12 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import nats
+import orjson
 from cardroom_wire import (
     ErrorCode,
     Notification,
     Subjects,
     SyncReply,
     check_id,
+    dumps,
     new_id,
 )
 from nats.aio.client import Client as NatsClient
@@ -170,7 +171,7 @@ class Client:
             raise CardroomError(ErrorCode.UNAVAILABLE, "the lobby did not answer") from None
         finally:
             await guest.close()
-        reply: dict[str, Any] = json.loads(msg.data)
+        reply: dict[str, Any] = orjson.loads(msg.data)
         if not reply.get("ok"):
             err = reply.get("error") or {}
             raise CardroomError(str(err.get("code", "unknown")), str(err.get("message", "")))
@@ -217,14 +218,14 @@ class Client:
 
     # -- requests -----------------------------------------------------------------------------
     async def request(self, subject: str, payload: dict[str, Any] | bytes) -> dict[str, Any]:
-        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        data = payload if isinstance(payload, bytes) else dumps(payload)
         try:
             msg = await self.nc.request(subject, data, timeout=self.timeout)
         except NoRespondersError:
             raise CardroomError(ErrorCode.UNAVAILABLE, f"nobody serves {subject}") from None
         except NatsTimeout:
             raise CardroomError(ErrorCode.UNAVAILABLE, f"no answer on {subject}") from None
-        reply: dict[str, Any] = json.loads(msg.data)
+        reply: dict[str, Any] = orjson.loads(msg.data)
         if not reply.get("ok"):
             err = reply.get("error") or {}
             raise CardroomError(str(err.get("code", "unknown")), str(err.get("message", "")))

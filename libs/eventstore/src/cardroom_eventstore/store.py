@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+import orjson
 from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -490,7 +491,10 @@ def _listener_args(engine: AsyncEngine, connect_args: dict[str, Any]) -> dict[st
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    try:  # orjson, several times faster; what it refuses (integers beyond 64 bits) as before
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)

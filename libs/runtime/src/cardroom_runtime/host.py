@@ -9,7 +9,6 @@ the services are the same objects either way, they only share a connection.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -24,6 +23,7 @@ from cardroom_wire import (
     InvalidId,
     Subjects,
     WireError,
+    dumps,
     error,
     error_from,
 )
@@ -134,7 +134,7 @@ class Service:
         sent = 0
         for note in notes:
             await self.rt.broker.publish(
-                json.dumps(note.payload, separators=(",", ":")).encode(),
+                dumps(note.payload),
                 self.subjects.player(note.player_id, note.game_id),
             )
             sent += 1
@@ -220,7 +220,7 @@ async def _answer(handler: Handler, subject: str, body: bytes) -> bytes:
         else:
             log.exception("handler failed on %s", subject)
             reply = error(ErrorCode.INTERNAL, "internal error; the request changed nothing")
-    return json.dumps(reply, separators=(",", ":")).encode()
+    return dumps(reply)
 
 
 class _Served:

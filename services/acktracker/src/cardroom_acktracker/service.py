@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from typing import Any
 
 from cardroom_eventstore import AckResult, readmodels
 from cardroom_eventstore.hot import Batcher
 from cardroom_runtime.host import Service
-from cardroom_wire import Ack, ErrorCode, WireError, decode_json, ok, parse
+from cardroom_wire import Ack, ErrorCode, WireError, decode_json, dumps, ok, parse
 from sqlalchemy import text
 
 log = logging.getLogger("cardroom.acktracker")
@@ -118,7 +117,7 @@ class AckTracker(Service):
             try:
                 await self.rt.broker.connection.publish(
                     self.subjects.back,
-                    json.dumps({"game": game, "player": player}).encode(),
+                    dumps({"game": game, "player": player}),
                 )
             except Exception:  # their next sync or command marks them back
                 log.debug("back of %s in %s not sent", player, game, exc_info=True)
@@ -140,9 +139,7 @@ class AckTracker(Service):
         if is_open:
             body["open"] = True
         try:
-            await self.rt.broker.connection.publish(
-                self.subjects.release, json.dumps(body).encode()
-            )
+            await self.rt.broker.connection.publish(self.subjects.release, dumps(body))
         except Exception as exc:  # NATS away: the sweep sends it again
             log.warning("release %s@%s not sent: %s", game, version, exc)
 

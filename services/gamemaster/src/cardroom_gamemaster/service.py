@@ -26,7 +26,6 @@ Time and presence (see ``cardroom_engine.table``):
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 from collections import OrderedDict
@@ -61,6 +60,7 @@ from cardroom_wire import (
     WireError,
     check_id,
     decode_json,
+    dumps,
     new_id,
     ok,
 )
@@ -272,7 +272,7 @@ class Gamemaster(Service):
             for player, message in messages.items():
                 seqs[player] = seqs.get(player, 0) + 1
                 note = table.notification(after, player, seqs[player], message)
-                notes.append((player, json.dumps(note, separators=(",", ":")).encode()))
+                notes.append((player, dumps(note)))
             data = {k: v for k, v in event.items() if k != "type"}
             new.append(NewEvent(event["type"], data, dict(meta), frozenset(messages)))
             state = after
@@ -457,7 +457,7 @@ class Gamemaster(Service):
         if due is not None:
             try:
                 await self.rt.broker.publish(
-                    json.dumps({"game": state.game_id, "due": due.timestamp()}).encode(),
+                    dumps({"game": state.game_id, "due": due.timestamp()}),
                     self.subjects.deadline_hint,
                 )
             except Exception:  # a hint only: the timers service polls anyway

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from cardroom_engine import Event, Table, TableState, registry
 from cardroom_eventstore import TO, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
@@ -263,7 +263,7 @@ class Projector(Service):
         if self._stopping:
             return  # not acknowledged: delivered again
         try:
-            record = json.loads(msg.data)
+            record = orjson.loads(msg.data)
             if not isinstance(record["game"], str) or not isinstance(record["version"], int):
                 raise TypeError("game and version")
         except Exception:

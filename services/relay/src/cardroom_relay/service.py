@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from typing import Any
 
@@ -19,6 +18,7 @@ import sqlalchemy as sa
 from cardroom_eventstore import RecordedEvent
 from cardroom_runtime.host import Service, ensure_events_stream
 from cardroom_runtime.nats import connect
+from cardroom_wire import dumps
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
@@ -99,7 +99,7 @@ class Relay(Service):
         acks = [
             await self._js.publish_async(
                 self.subjects.events(event.stream_type, event.stream_id),
-                json.dumps(event_payload(event), separators=(",", ":")).encode(),
+                dumps(event_payload(event)),
                 stream=stream,
                 headers={"Nats-Msg-Id": str(event.event_id)},
             )
