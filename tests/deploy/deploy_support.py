@@ -26,7 +26,7 @@ from cardroom_natsauth import (
     read_secret,
     write_deploy_secrets,
 )
-from cardroom_runtime.embedded import find_nats_server, free_port
+from cardroom_runtime.embedded import find_nats_server, free_ports
 from cardroom_wire import Subjects
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -190,7 +190,7 @@ def start_deploy_nats(folder: Path) -> DeployNats:
     and start nats-server on it (not yet waiting for it)."""
     write_deploy_secrets(folder / "secrets")
     shutil.copy(folder / "secrets" / "nats.conf", folder / "secrets.conf")
-    port, http_port, ws_port = free_port(), free_port(), free_port()
+    port, http_port, ws_port = free_ports(3)
     conf = deploy_config_for_test(folder, port, http_port, ws_port)
     with open(folder / "nats-server.log", "wb") as log:
         proc = subprocess.Popen(

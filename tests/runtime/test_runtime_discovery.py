@@ -23,7 +23,7 @@ from cardroom_runtime.discovery import (
     probe_nats,
     probe_postgres,
 )
-from cardroom_runtime.embedded import free_port
+from cardroom_runtime.embedded import free_port, free_ports
 from cardroom_runtime.nats import connect, ensure_stream
 from cardroom_runtime.postgres import (
     asyncpg_dsn,
@@ -251,3 +251,9 @@ async def test_fresh_database_fixture(fresh_database: Callable[..., Awaitable[st
         assert tables == 0
     finally:
         await conn.close()
+
+
+def test_free_ports_are_distinct() -> None:
+    # (picked one at a time, a port just released can come back: two listeners on one port)
+    ports = free_ports(64)
+    assert len(set(ports)) == 64

@@ -64,10 +64,20 @@ def _bindable(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+    return free_ports(1, host)[0]
+
+
+def free_ports(n: int, host: str = "127.0.0.1") -> list[int]:
+    """``n`` distinct ports free now: held open together while they are picked (one at a time,
+    the system may hand out a port just released again: a server once got the same port for
+    its monitor and its websocket listener, and could not start)."""
+    with contextlib.ExitStack() as stack:
+        ports: list[int] = []
+        for _ in range(n):
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind((host, 0))
+            ports.append(sock.getsockname()[1])
+        return ports
 
 
 def _tail(path: Path, lines: int = 15) -> str:
