@@ -14,7 +14,7 @@ every statement once per connection, but PostgreSQL's default then plans each ex
 afresh whenever the generic plan's estimate looks worse than the custom plans of the first
 five executions, which is always so for these statements: their arrays (``unnest`` of the
 batch) and CTEs make the generic estimate pessimistic. Planning the batch of acks took 0.4 ms
-of each 0.9-1.2 ms execution, and the append's fresh plan 0.5 ms. Every statement here is a
+of each 0.9-1.2 ms execution (a fresh plan of the append costs 0.5 ms). Every statement here is a
 lookup by key (the primary keys of streams, gates, pending acks, commands, checkpoints,
 views); their generic plans use those indexes on a large database too, which
 ``tests/eventstore/test_generic_plans.py`` checks.
