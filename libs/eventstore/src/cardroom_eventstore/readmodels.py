@@ -9,12 +9,10 @@ can be dropped and rebuilt from the events.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import orjson
 import sqlalchemy as sa
 from asyncpg import Record
 from asyncpg.pool import PoolConnectionProxy
@@ -22,6 +20,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from .hot import Statement
+from .jsontext import json_text
 
 readmodels = sa.MetaData()
 
@@ -147,13 +146,6 @@ SET status = EXCLUDED.status, summary = EXCLUDED.summary, version = EXCLUDED.ver
 )
 
 
-def _dump(value: Any) -> str:
-    try:  # orjson, several times faster; what it refuses (integers beyond 64 bits) as before
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 async def write_batch(
     conn: PoolConnectionProxy[Record],
     notes: Sequence[StoredNotification],
@@ -168,7 +160,7 @@ async def write_batch(
             "players": [n.player_id for n in notes],
             "seqs": [n.seq for n in notes],
             "versions": [n.version for n in notes],
-            "payloads": [_dump(n.payload) for n in notes],
+            "payloads": [json_text(n.payload) for n in notes],
         }
         await conn.execute(_ADD_NOTIFICATIONS.sql, *_ADD_NOTIFICATIONS.args(params))
     if views:
@@ -176,8 +168,8 @@ async def write_batch(
             "games": [v[0] for v in views],
             "players": [v[1] for v in views],
             "versions": [v[2] for v in views],
-            "views": [_dump(v[3]) for v in views],
-            "actions": [_dump(v[4]) for v in views],
+            "views": [json_text(v[3]) for v in views],
+            "actions": [json_text(v[4]) for v in views],
             "seqs": [v[5] for v in views],
         }
         await conn.execute(_PUT_VIEWS.sql, *_PUT_VIEWS.args(params))
@@ -188,7 +180,7 @@ async def write_batch(
             "games": [t["game"] for t in summaries],
             "game_types": [t["game_type"] for t in summaries],
             "statuses": [t["status"] for t in summaries],
-            "summaries": [_dump(t) for t in summaries],
+            "summaries": [json_text(t) for t in summaries],
             "versions": [t["version"] for t in summaries],
         }
         await conn.execute(_PUT_TABLES.sql, *_PUT_TABLES.args(params))

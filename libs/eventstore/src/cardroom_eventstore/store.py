@@ -20,7 +20,6 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
-import orjson
 from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -28,6 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from .hot import HotPool, Statement
+from .jsontext import json_text
 from .model import (
     TO,
     AckResult,
@@ -503,13 +503,6 @@ def _listener_args(engine: AsyncEngine, connect_args: dict[str, Any]) -> dict[st
     return {k: v for k, v in merged.items() if k not in _DIALECT_ONLY_ARGS}
 
 
-def _json(value: Any) -> str:
-    try:  # orjson, several times faster; what it refuses (integers beyond 64 bits) as before
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 @dataclass(frozen=True)
 class _Prepared:
     """An :class:`Append` with its parameters computed (and JSON serialised) up front."""
@@ -533,7 +526,7 @@ class _Prepared:
             "expected": batch.expected_version,
             "new_version": batch.last_version,
             "command_id": batch.command_id,
-            "reply": None if batch.command_id is None else _json(batch.reply or {}),
+            "reply": None if batch.command_id is None else json_text(batch.reply or {}),
             "gate": batch.last_version,
             "ack_versions": ack_versions,
             "ack_players": ack_players,
@@ -542,8 +535,8 @@ class _Prepared:
         return cls(
             batch=batch,
             state_params=state_params,
-            data=[_json(event.data) for event in batch.events],
-            metadata=[_json(event.metadata) for event in batch.events],
+            data=[json_text(event.data) for event in batch.events],
+            metadata=[json_text(event.metadata) for event in batch.events],
         )
 
 
