@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from cardroom_engine import Deadline, Event, GameRules, Message, Outcome, Rejection
+from cardroom_engine.fields import without
 from cardroom_engine.game import BotFactory, Command
 from cardroom_wire import ErrorCode
 
@@ -66,16 +67,6 @@ Draft = list[Any]
 
 
 # -- small pure helpers ------------------------------------------------------------------------
-
-
-def _without(cards: tuple[int, ...], card: int) -> tuple[int, ...]:
-    """``cards`` less ``card``. Card ids are unique (and so are seats): there is one at most."""
-    kept = list(cards)
-    try:
-        kept.remove(card)
-    except ValueError:
-        return cards
-    return tuple(kept)
 
 
 def _without_all(cards: tuple[int, ...], gone: tuple[int, ...]) -> tuple[int, ...]:
@@ -698,7 +689,7 @@ def _move(
 ) -> tuple[tuple[int, ...], ...]:
     if card is None:
         return hands
-    hands = _set(hands, source, _without(hands[source], card))
+    hands = _set(hands, source, without(hands[source], card))
     return _set(hands, dest, (*hands[dest], card))
 
 
@@ -722,7 +713,7 @@ def _ev_play_card(state: State, event: Event) -> State:
     targets = tuple(map(state.seat, event["targets"]))
     play = Play("card", (card,), name, targets=targets)
     new = list(state)
-    new[At.HANDS] = _set(state.hands, seat, _without(state.hands[seat], card))
+    new[At.HANDS] = _set(state.hands, seat, without(state.hands[seat], card))
     new[At.DISCARD] = (*state.discard, card)
     new[At.TURN_FRESH] = False
     if name in C.NEEDS_TARGET:
@@ -755,7 +746,7 @@ def _ev_select_targets(state: State, event: Event) -> State:
 
 def _ev_skip(state: State, event: Event) -> State:
     new = list(state)
-    new[At.REACTORS] = _without(state.reactors, state.seat(event["player"]))
+    new[At.REACTORS] = without(state.reactors, state.seat(event["player"]))
     return from_fields(new)
 
 
@@ -763,7 +754,7 @@ def _ev_interrupt(state: State, event: Event) -> State:
     seat = state.seat(event["player"])
     card = int(event["card"])
     new = list(state)
-    new[At.HANDS] = _set(state.hands, seat, _without(state.hands[seat], card))
+    new[At.HANDS] = _set(state.hands, seat, without(state.hands[seat], card))
     new[At.DISCARD] = (*state.discard, card)
     new[At.PLAY] = None
     new[At.REACTORS] = ()
@@ -842,7 +833,7 @@ def _ev_action_resolved(state: State, event: Event) -> State:
     elif name == C.RUNAWAY_POTATOES:
         for player, card in event["runaway"].items():
             other = state.seat(player)
-            hands = _set(hands, other, _without(hands[other], int(card)))
+            hands = _set(hands, other, without(hands[other], int(card)))
         if event["deck"] is not None:
             deck = tuple(event["deck"])
     elif name in (C.HARRY_POTATO, C.JUMP_TO_THE_SIDE):
@@ -884,7 +875,7 @@ def _ev_end_turn(state: State, event: Event) -> State:
 def _ev_discard_and_draw(state: State, event: Event) -> State:
     seat = state.active
     card = int(event["card"])
-    hands = _set(state.hands, seat, _without(state.hands[seat], card))
+    hands = _set(state.hands, seat, without(state.hands[seat], card))
     deck, discard, hands = _give(state.deck, (*state.discard, card), hands, seat, event)
     new = list(state)
     new[At.DECK] = deck
@@ -915,7 +906,7 @@ def _ev_draw_card(state: State, event: Event) -> State:
 def _ev_discard(state: State, event: Event) -> State:
     seat = state.active
     card = int(event["card"])
-    hand = _without(state.hands[seat], card)
+    hand = without(state.hands[seat], card)
     new = list(state)
     new[At.HANDS] = _set(state.hands, seat, hand)
     new[At.DISCARD] = (*state.discard, card)

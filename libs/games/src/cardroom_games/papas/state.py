@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal, NamedTuple
+from typing import Annotated, Final, Literal, NamedTuple
 
+from cardroom_engine.fields import builder
 from pydantic import BaseModel, ConfigDict, Field
 
 from .cards import CARD_NAME
@@ -130,9 +131,5 @@ class At:
     WINNER: Final = State._fields.index("winner")
 
 
-def from_fields(fields: list[Any]) -> State:
-    """The State of ``fields``: ``list(state)`` with fields changed by position (``At``).
-
-    ``State._make`` without its length check (setting items keeps the length) and its
-    method call: built for every event."""
-    return tuple.__new__(State, fields)
+#: The State of ``list(state)`` with fields changed by position (``At``).
+from_fields = builder(State)

@@ -14,6 +14,8 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple
 
+from cardroom_engine.fields import builder
+
 # -- the deck -------------------------------------------------------------------------------
 
 DECK_COUNTS: Final[tuple[int, ...]] = (2, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2)
@@ -211,12 +213,8 @@ class At:
     FINISHED: Final = State._fields.index("finished")
 
 
-def from_fields(fields: list[Any]) -> State:
-    """The State of ``fields``: ``list(state)`` with fields changed by position (``At``).
-
-    ``State._make`` without its length check (setting items keeps the length) and its
-    method call: built for every event."""
-    return tuple.__new__(State, fields)
+#: The State of ``list(state)`` with fields changed by position (``At``).
+from_fields = builder(State)
 
 
 # -- randomness -----------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from cardroom_engine import (
     RandomBot,
     Rejection,
 )
+from cardroom_engine.fields import builder, without
 from cardroom_wire import ErrorCode
 
 from . import protocol as p
@@ -110,28 +111,14 @@ class At:
     CHOOSER: Final = Take5State._fields.index("chooser")
 
 
-def from_fields(fields: list[Any]) -> Take5State:
-    """The state of ``fields``: ``list(state)`` with fields changed by position (``At``).
-
-    ``Take5State._make`` without its length check (setting items keeps the length) and its
-    method call: built for every event."""
-    return tuple.__new__(Take5State, fields)
+#: The Take5State of ``list(state)`` with fields changed by position (``At``).
+from_fields = builder(Take5State)
 
 
 def _set(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     changed = list(items)
     changed[index] = value
     return tuple(changed)
-
-
-def _without(faces: tuple[int, ...], face: int) -> tuple[int, ...]:
-    """``faces`` less ``face`` (faces are unique: there is one at most)."""
-    kept = list(faces)
-    try:
-        kept.remove(face)
-    except ValueError:
-        return faces
-    return tuple(kept)
 
 
 def game_is_over(scores: Sequence[int], win_score: int) -> bool:
@@ -373,7 +360,7 @@ class Take5(GameRules[Take5State]):
         seat = state.seat(event["player"])
         face = event["face"]
         new = list(state)
-        new[At.HANDS] = _set(state.hands, seat, _without(state.hands[seat], face))
+        new[At.HANDS] = _set(state.hands, seat, without(state.hands[seat], face))
         new[At.PLAYS] = _set(state.plays, seat, face)
         return from_fields(new)
 
