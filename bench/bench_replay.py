@@ -14,10 +14,11 @@ projector had projected everything.
 
 - rebuild: ``cardroom rebuild projector``'s code path,
   ``cardroom.projector_rebuild.rebuild_projector(store, repair=True)`` over every game: per
-  chunk of 100 games, one transaction that locks their checkpoints, reads their live rows,
-  owed acks and events (one statement each), folds each game with
-  ``cardroom_projector.project_events`` in a worker process (one per core; a chunk more
-  than workers is in flight, so reads and writes overlap the folds), compares in memory,
+  chunk of 100 games (about 5,000 events), one transaction that locks their checkpoints and
+  reads their live rows and owed acks (one statement each); a worker process (one per core;
+  a chunk more than workers is in flight, so reads and writes overlap the folds) reads
+  their events on its own connection (one statement), folds each game with
+  ``cardroom_projector.project_events``, compares in memory,
   and replaces the rows of the games that differ (one delete per table, one insert per kind
   of row). Pass 1 starts from empty read models (the headline figure: every game is
   written); pass 2 rebuilds again over the rows of pass 1 (the operator's verify case, rows

@@ -4,16 +4,18 @@ live rows, and replaced by the rebuilt ones with ``repair``.
 
 Games are taken in chunks (:data:`CHUNK` games, or about :data:`CHUNK_EVENTS` events). A
 chunk is one transaction that locks the chunk's projector checkpoints (the live projector
-waits for them, so the rebuild goes exactly up to each checkpoint), reads the live rows, the
-acknowledgements still owed and the events (one statement each), folds each game, compares
-in memory, and replaces the rows of the games that differ (one delete per table, one insert
-per kind of row).
+waits for them, so the rebuild goes exactly up to each checkpoint), reads the live rows and
+the acknowledgements still owed (one statement each), reads the events up to each checkpoint
+(one statement), folds each game, compares in memory, and replaces the rows of the games
+that differ (one delete per table, one insert per kind of row).
 
 The fold of a chunk (decoding the events, ``project_events``, the comparison) is pure CPU
 work and the rest is waiting on PostgreSQL, so several chunks are in flight at once and their
 folds run in worker processes (``workers``, default one per core; ``CARDROOM_REBUILD_WORKERS``;
-0 folds in this process). The workers are forked, so they know every game this process has
-registered; where ``fork`` is not available the fold runs in this process. The garbage
+0 folds in this process). A worker reads its chunk's events itself, on a connection of its
+own (they are committed and never change), so that they do not cross a pipe. The workers
+are forked, so they know every game this process has registered; where ``fork`` is not
+available the fold runs in this process. The garbage
 collector waits while a rebuild runs: its full passes over the heap cost more than the
 folds, which make no reference cycles.
 
@@ -28,11 +30,13 @@ import asyncio
 import gc
 import json
 import multiprocessing
+import multiprocessing.util
 import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -71,24 +75,76 @@ _LIVE_SQL = {
 }
 _JSON_COLUMNS = frozenset({"payload", "view", "actions", "summary"})
 
-# Each game's events up to its checkpoint as one JSON array of [version, type, data, to]
-# (``to``: metadata.to, cardroom_eventstore.TO): one row and one parse per game instead of
-# a row, a record and a parse per event. Per game (LATERAL): a range of the (stream_id,
-# version) index, already in order; a join of the chunk's games with the whole table
-# scanned all of it for every chunk and sorted what it found.
+# Each game's events up to its checkpoint, one row per event with its JSON as text: a range
+# of the (stream_id, version) index per game (LATERAL; without its ORDER BY the planner
+# turns this into a join that scans the whole events table for every chunk). The rows of a
+# game come in version order; the fold checks that rather than have PostgreSQL sort the
+# whole chunk again. Building one JSON array per game in PostgreSQL instead (json_agg)
+# cost the server about twice the CPU of a raw scan of the same rows, and on a small
+# machine the server's CPU is the folds' (bench/README.md, "Session 7").
 _HISTORY_SQL = """
-SELECT d.game, h.stream_type, h.events
+SELECT d.game, h.stream_type, h.version, h.type, h.data, h.sent_to
 FROM unnest(CAST($1 AS text[]), CAST($2 AS integer[])) AS d(game, done)
 CROSS JOIN LATERAL (
-  SELECT min(e.stream_type) AS stream_type,
-         CAST(json_agg(json_build_array(e.version, e.type, e.data, e.metadata -> 'to')
-                       ORDER BY e.version) AS text) AS events
+  SELECT e.stream_type, e.version, e.type, CAST(e.data AS text) AS data,
+         CAST(e.metadata -> 'to' AS text) AS sent_to
   FROM events e WHERE e.stream_id = d.game AND e.version <= d.done
+  ORDER BY e.version
 ) AS h
-WHERE h.events IS NOT NULL
 """
 
 Rows = dict[str, dict[tuple[Any, ...], dict[str, Any]]]
+#: per game: its type and its events as (version, type, data as JSON, metadata.to as JSON)
+History = dict[str, tuple[str, list[tuple[int, str, str, str | None]]]]
+
+
+async def _read_history(conn: Any, games: list[str], done: dict[str, int]) -> History:
+    history: History = {}
+    for game, stream_type, version, type_, data, sent_to in await conn.fetch(
+        _HISTORY_SQL, games, [done[g] for g in games]
+    ):
+        if game not in history:
+            history[game] = (stream_type, [])
+        history[game][1].append((version, type_, data, sent_to))
+    return history
+
+
+# A worker process reads its chunks' events on a connection of its own: they are committed
+# and never change (each game's up to its checkpoint, which the parent holds locked), and
+# sending them from the parent through the pool's pipe (about 100 bytes of JSON per event)
+# cost more CPU in both processes than the read itself (bench/README.md, "Session 7").
+_worker_db: tuple[asyncio.AbstractEventLoop, Any] | None = None
+
+
+def _start_worker(connect_args: dict[str, Any]) -> None:
+    """A worker process's start: its connection, opened while the parent reads its first
+    chunk's rows."""
+    global _worker_db
+    import asyncpg
+
+    # forked from inside the parent's running loop, which Python 3.11 does not forget in the
+    # child (3.12 does): this process runs a loop of its own
+    asyncio.events._set_running_loop(None)
+    loop = asyncio.new_event_loop()
+    _worker_db = (loop, loop.run_until_complete(asyncpg.connect(**connect_args)))
+    # a pool's worker leaves through multiprocessing's exit, which runs these
+    multiprocessing.util.Finalize(None, _close_worker, exitpriority=10)
+
+
+def _worker_history(games: list[str], done: dict[str, int]) -> History:
+    if _worker_db is None:
+        raise RuntimeError("not in a worker process started by _start_worker")
+    loop, conn = _worker_db
+    return loop.run_until_complete(_read_history(conn, games, done))
+
+
+def _close_worker() -> None:
+    global _worker_db
+    if _worker_db is not None:
+        loop, conn = _worker_db
+        _worker_db = None
+        loop.run_until_complete(conn.close())
+        loop.close()
 
 
 @dataclass
@@ -116,7 +172,10 @@ class _Job:
     live: dict[str, list[tuple[Any, ...]]]  # table -> rows as read (JSON as text)
     live_columns: dict[str, list[str]]
     owed: dict[str, set[tuple[int, str]]]  # per game, (version, player) still owed an ack
-    history: list[tuple[str, str, str]]  # (game, game type, its events as a JSON array)
+    done: dict[str, int]  # per game, its last version projected (its checkpoint)
+    # per game: its type and its events (:data:`_HISTORY_SQL`'s rows); None: the worker
+    # reads them itself
+    history: History | None = None
 
 
 @dataclass
@@ -255,12 +314,23 @@ def _fold(job: _Job) -> _Folded:
                 for k, v in zip(columns, record, strict=True)
             }
             live[row["game_id"]][table][_key(table, row)] = row
+    read = job.history
+    if read is None:
+        read = _worker_history(job.games, job.done)
     history: dict[str, tuple[str, list[Entry]]] = {g: ("", []) for g in job.games}
-    for game, game_type, events in job.history:
+    addressees: dict[str, list[str]] = {}  # a few distinct lists, read only: parsed once
+    for game, (game_type, events) in read.items():
         entries: list[Entry] = []
-        for version, type_, data, sent_to in _loads(events):
+        for version, type_, text, sent_to in events:
+            data = _loads(text)
             data["type"] = type_  # {**data, "type": type_} without the copy: data is ours
-            entries.append((version, data, sent_to))
+            to = None
+            if sent_to is not None:
+                to = addressees.get(sent_to)
+                if to is None:
+                    to = addressees[sent_to] = _loads(sent_to)
+            entries.append((version, data, to))
+        entries.sort(key=itemgetter(0))  # in order already (one pass): _HISTORY_SQL
         history[game] = (game_type, entries)
     out = _Folded()
     for g in job.games:
@@ -333,7 +403,12 @@ async def rebuild_projector(
         n = 0
     executor: Executor | None = None
     if n:
-        executor = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"))
+        executor = ProcessPoolExecutor(
+            n,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_start_worker,
+            initargs=(store.connect_args,),
+        )
     report.workers = n
     # one chunk more than workers in flight: its rows are read while the others fold
     slots = asyncio.Semaphore(n + 1 if n else 1)
@@ -381,20 +456,9 @@ async def _rebuild_chunk(
             columns[table] = list(records[0].keys()) if records else []
         owed = await readmodels.owed(conn, games)
         done = {g: tracking.positions[checkpoint_name(g)] for g in games}
-        history = [
-            (str(r[0]), str(r[1]), str(r[2]))
-            for r in await conn.fetch(_HISTORY_SQL, games, [done[g] for g in games])
-        ]
-        job = _Job(
-            games,
-            tables,
-            repair,
-            live,
-            columns,
-            owed,
-            history,
-        )
+        job = _Job(games, tables, repair, live, columns, owed, done)
         if executor is None:
+            job.history = await _read_history(conn, games, done)
             folded = fold(job)
         else:
             folded = await asyncio.get_running_loop().run_in_executor(executor, fold, job)

@@ -209,6 +209,23 @@ async def test_rebuild_in_worker_processes_finds_and_repairs_the_same(
     assert again.workers == 0
 
 
+async def test_rebuild_folds_events_read_in_any_order(
+    cardroom: AnalyticsRun, played: TournamentResult, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rebuild reads a game's events without asking PostgreSQL to sort a whole chunk;
+    rows that come in another order are put in version order before the fold, in this
+    process and in the workers (which read on connections of their own)."""
+    shuffled = f"SELECT * FROM ({projector_rebuild._HISTORY_SQL}) AS h ORDER BY random()"
+    monkeypatch.setattr(projector_rebuild, "_HISTORY_SQL", shuffled)
+    monkeypatch.setattr(projector_rebuild, "CHUNK_EVENTS", 1)
+    store = _store(cardroom)
+    for workers in (0, 2):
+        report = await rebuild_projector(store, workers=workers)
+        assert report.workers == workers
+        assert report.equal, report.differences
+        assert report.games >= GAMES
+
+
 async def test_the_commands(cardroom: AnalyticsRun, played: TournamentResult) -> None:
     """`cardroom tournament | stats | replay | rebuild` against the running cardroom."""
     env = {

@@ -630,6 +630,12 @@ class EventStore:
         engine = create_async_engine(url, **engine_kwargs)
         return cls(engine, _listener_args(engine, engine_kwargs.get("connect_args", {})))
 
+    @property
+    def connect_args(self) -> dict[str, Any]:
+        """``asyncpg.connect()`` arguments for a connection of one's own to this store's
+        database (a worker process's, say)."""
+        return dict(self._listener_args)
+
     async def close(self) -> None:
         """Close the listener connection and dispose of the engine's pool."""
         listener, self._listener = self._listener, None
