@@ -52,10 +52,14 @@ def _throughput(d: dict[str, Any]) -> str:
 
 def _replay(d: dict[str, Any]) -> str:
     rebuild, scan = d["rebuild_empty"]["events_per_second"], d["scan"]["events_per_second"]
-    return (
+    line = (
         f"rebuild {_f(rebuild, '.0f')} events/s | scan {_f(scan, '.0f')}"
         f" -> {_f(d['rebuild_over_scan'], '.3f')}x"
     )
+    rounds = d.get("rebuild_over_scan_by_round") or []
+    if len(rounds) > 1:
+        line += " (rounds " + ", ".join(_f(r, ".3f") for r in rounds) + ")"
+    return line
 
 
 def _engine(d: dict[str, Any]) -> str:

@@ -54,6 +54,7 @@ def test_runs_per_benchmark_oldest_first_with_commit_figures_and_verdict(
             "rebuild_empty": {"events_per_second": 200000.0},
             "scan": {"events_per_second": 500000.0},
             "rebuild_over_scan": 0.4,
+            "rebuild_over_scan_by_round": [0.35, 0.4, 0.45],
             "target": {"verdict": "PASS"},
         },
     )
@@ -65,7 +66,8 @@ def test_runs_per_benchmark_oldest_first_with_commit_figures_and_verdict(
         "2026-11-26T10:00  bbbbbbbb   latency p50 3.50 ms p99 4.00 ms | floor 1.00 ms -> 3.5x"
         "  [MISS]",
         "== replay",
-        "2026-11-26T11:00  cccccccc+  rebuild 200000 events/s | scan 500000 -> 0.400x  [PASS]",
+        "2026-11-26T11:00  cccccccc+  rebuild 200000 events/s | scan 500000 -> 0.400x"
+        " (rounds 0.350, 0.400, 0.450)  [PASS]",
     ]
     assert history.history(tmp_path, last=1, bench="pipeline") == ["== pipeline", lines[2]]
 
