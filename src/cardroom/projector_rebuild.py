@@ -15,9 +15,8 @@ folds run in worker processes (``workers``, default one per core; ``CARDROOM_REB
 0 folds in this process). A worker reads its chunk's events itself, on a connection of its
 own (they are committed and never change), so that they do not cross a pipe. The workers
 are forked, so they know every game this process has registered; where ``fork`` is not
-available the fold runs in this process. The garbage
-collector waits while a rebuild runs: its full passes over the heap cost more than the
-folds, which make no reference cycles.
+available the fold runs in this process. The garbage collector waits while a rebuild runs:
+its full passes over the heap cost more than the folds, which make no reference cycles.
 
 Only the notifications still owed an acknowledgement are part of the model (see migration
 0005): the fold counts every notification for ``seq`` (from the events' ``metadata.to``) but
@@ -78,10 +77,11 @@ _JSON_COLUMNS = frozenset({"payload", "view", "actions", "summary"})
 # Each game's events up to its checkpoint, one row per event with its JSON as text: a range
 # of the (stream_id, version) index per game (LATERAL; without its ORDER BY the planner
 # turns this into a join that scans the whole events table for every chunk). The rows of a
-# game come in version order; the fold checks that rather than have PostgreSQL sort the
-# whole chunk again. Building one JSON array per game in PostgreSQL instead (json_agg)
-# cost the server about twice the CPU of a raw scan of the same rows, and on a small
-# machine the server's CPU is the folds' (bench/README.md, "Session 7").
+# game come in version order; the fold sorts them anyway (one pass over rows in order)
+# rather than have PostgreSQL sort the whole chunk again. Building one JSON array per game
+# in PostgreSQL instead (json_agg) cost the server about twice the CPU of a raw scan of the
+# same rows, and on a small machine the server's CPU is the folds' (bench/README.md,
+# "Session 7").
 _HISTORY_SQL = """
 SELECT d.game, h.stream_type, h.version, h.type, h.data, h.sent_to
 FROM unnest(CAST($1 AS text[]), CAST($2 AS integer[])) AS d(game, done)
@@ -294,7 +294,8 @@ def _diff(game: str, live: Rows, rebuilt: Rows) -> list[str]:
 
 
 def fold(job: _Job) -> _Folded:
-    """Rebuild and compare one chunk of games. Pure: it runs in a worker process."""
+    """Rebuild and compare one chunk of games: CPU work on plain values, so that it can
+    run in a worker process (which first reads the chunk's events on its own connection)."""
     # Nothing a fold allocates forms cycles, and the collector's full passes over the heap a
     # worker inherits from its parent cost more than the fold itself.
     gc.disable()
