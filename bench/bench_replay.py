@@ -57,7 +57,15 @@ from cardroom_projector import project_events
 from cardroom_projector.service import checkpoint_name
 from cardroom_relay import event_payload
 from cardroom_runtime.postgres import asyncpg_dsn
-from common import Report, env_int, fresh_database, servers, start_watchdog, verdict
+from common import (
+    Report,
+    env_int,
+    fresh_database,
+    median_round,
+    servers,
+    start_watchdog,
+    verdict,
+)
 from gamesim import Played, load_real_games, play_timed, seats_for, try_game
 
 from cardroom.analytics_cli import rebuild_projector
@@ -187,14 +195,15 @@ async def main() -> None:
                 if r:
                     await clear_read_models(url)
                 scan_s, scanned = await scan(url)
-                if profiler is not None and r == 0:
-                    profiler.enable()
+                profiled = profiler if r == 0 else None
+                if profiled is not None:
+                    profiled.enable()
                 # profiled: in this process, or the profile shows only the waits on the workers
                 first = await rebuild_projector(
-                    store, repair=True, workers=0 if profiler is not None and r == 0 else None
+                    store, repair=True, workers=0 if profiled is not None else None
                 )
-                if profiler is not None and r == 0:
-                    profiler.disable()
+                if profiled is not None:
+                    profiled.disable()
                 measured.append((scan_s, scanned, first))
             second = await rebuild_projector(store)
             single = await rebuild_projector(store, workers=0)
@@ -208,7 +217,7 @@ async def main() -> None:
         raise RuntimeError(f"rebuild differs from itself: {diffs[:5]}")
     ratios = [scan_s / first.seconds for scan_s, _, first in measured]
     # the median round (a round's rebuild and its scan ran one right after the other)
-    scan_s, _, first = measured[ratios.index(sorted(ratios)[(len(ratios) - 1) // 2])]
+    scan_s, _, first = measured[median_round(ratios)]
     ratio = scan_s / first.seconds
     scan_rate = events / scan_s
     rate1, rate2 = events / first.seconds, events / second.seconds

@@ -52,6 +52,7 @@ from common import (
     cpu_seconds,
     env_int,
     fresh_database,
+    median_round,
     pipeline,
     servers,
     start_watchdog,
@@ -412,7 +413,7 @@ async def main() -> None:
     ratios = [o.rate * peer_s / o.events for o, peer_s, _ in measured]
     over_peer = statistics.median(ratios)
     # the round whose ratio is the median stands for the run in the figures below
-    o, peer_s, peer_cpu = measured[ratios.index(sorted(ratios)[(len(ratios) - 1) // 2])]
+    o, peer_s, peer_cpu = measured[median_round(ratios)]
     peer_rate = o.events / peer_s
     limit_rate = measured[-1][0].events / limit_s
     over_limit = measured[-1][0].rate / limit_rate

@@ -50,6 +50,12 @@ def pct(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def median_round(ratios: Sequence[float]) -> int:
+    """The index of the round whose ratio is the median (the lower one of an even count):
+    the round that stands for a run of several."""
+    return ratios.index(sorted(ratios)[(len(ratios) - 1) // 2])
+
+
 def git_commit() -> dict[str, Any]:
     def git(*args: str) -> str:
         try:
