@@ -45,9 +45,9 @@ async def test_a_player_can_play(secure_nats: SecureNats, stub_service: StubServ
         s.cmd("g1", "alice"),
         s.ack("g1", "alice"),
         s.sync("g1", "alice"),
-        s.lobby("create"),
-        s.lobby("join"),
-        s.lobby("list"),
+        s.lobby("create", "alice"),
+        s.lobby("join", "alice"),
+        s.lobby("list", "alice"),
     ):
         reply = await alice.nc.request(subject, b"{}", timeout=2)
         assert json.loads(reply.data) == {"ok": True, "version": 1, "on": subject}
@@ -134,6 +134,10 @@ async def test_nothing_of_b_reaches_a(secure_nats: SecureNats, stub_service: Stu
 
 # -- A cannot act as B, nor as a service ------------------------------------------------------
 FORBIDDEN_PUBLICATIONS = [
+    "{root}.lobby.create.bob",
+    "{root}.lobby.join.bob",
+    "{root}.lobby.renew.bob",
+    "{root}.lobby.create",
     "{root}.cmd.g1.bob",
     "{root}.ack.g1.bob",
     "{root}.sync.g1.bob",
@@ -272,9 +276,14 @@ async def test_a_guest_may_only_ask_the_lobby_for_a_player(
     guest = await secure_nats.connect(
         user="guest", password=nonce, inbox_prefix=guest_inbox_prefix(s.root, nonce)
     )
-    reply = await guest.nc.request(f"{s.root}.lobby.register", b"{}", timeout=2)
+    reply = await guest.nc.request(s.lobby("register", nonce), b"{}", timeout=2)
     assert json.loads(reply.data)["ok"] is True
-    for subject in (s.lobby("create"), s.cmd("g1", "guest"), s.ack("g1", "guest")):
+    for subject in (
+        s.lobby("register", secrets.token_urlsafe(24)),  # as another guest
+        s.lobby("create", nonce),
+        s.cmd("g1", "guest"),
+        s.ack("g1", "guest"),
+    ):
         await guest.nc.publish(subject, b"{}")
         await guest.nc.flush()
         await guest.violation("publish", subject)

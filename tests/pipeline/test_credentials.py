@@ -19,7 +19,7 @@ from cardroom_gamemaster.credentials import Credentials
 from cardroom_natsauth import inbox_prefix
 from cardroom_natsauth.tokens import TokenError, issue_player_token, verify_player_token
 from cardroom_runtime.host import Host
-from cardroom_wire import ErrorCode, WireError
+from cardroom_wire import ErrorCode, Subjects, WireError
 
 SECRET = "a-test-secret-of-enough-bytes-0123456789"
 
@@ -47,10 +47,19 @@ async def lobby(
         await host.stop()
 
 
-async def _lobby(nats_url: str, subject: str, body: bytes) -> dict[str, object]:
-    nc = await nats.connect(nats_url)
+GUEST = "a-guest-nonce-of-enough-length"
+
+
+async def _lobby(
+    nats_url: str, root: str, verb: str, body: bytes, asker: str = "alice"
+) -> dict[str, object]:
+    """Ask the lobby as ``asker`` (a player, or for ``register`` a guest's nonce), from the
+    inbox prefix the lobby answers it on."""
+    s = Subjects(root)
+    prefix = s.guest_inbox(asker) if verb == "register" else s.inbox(asker)
+    nc = await nats.connect(nats_url, inbox_prefix=prefix)
     try:
-        msg = await nc.request(subject, body, timeout=10)
+        msg = await nc.request(s.lobby(verb, asker), body, timeout=10)
     finally:
         await nc.close()
     reply: dict[str, object] = json.loads(msg.data)
@@ -85,7 +94,7 @@ async def test_register_then_renew_through_the_lobby(nats_url: str, lobby: str) 
 
 
 async def test_register_reply_says_the_inbox_prefix(nats_url: str, lobby: str) -> None:
-    reply = await _lobby(nats_url, f"{lobby}.lobby.register", b"{}")
+    reply = await _lobby(nats_url, lobby, "register", b"{}", GUEST)
     assert reply["ok"] is True
     assert reply["inbox_prefix"] == inbox_prefix(lobby, str(reply["player"]))
     assert isinstance(reply["expires"], int)
@@ -105,23 +114,25 @@ async def test_register_reply_says_the_inbox_prefix(nats_url: str, lobby: str) -
 async def test_hostile_renewals_are_refused(
     nats_url: str, lobby: str, body: bytes, code: ErrorCode
 ) -> None:
-    reply = await _lobby(nats_url, f"{lobby}.lobby.renew", body)
+    reply = await _lobby(nats_url, lobby, "renew", body)
     assert reply["ok"] is False
     assert reply["error"]["code"] == code  # type: ignore[index]
     # the lobby is still serving
-    assert (await _lobby(nats_url, f"{lobby}.lobby.register", b"{}"))["ok"] is True
+    assert (await _lobby(nats_url, lobby, "register", b"{}", GUEST))["ok"] is True
 
 
 async def test_expired_and_foreign_tokens_are_refused(nats_url: str, lobby: str) -> None:
     expired = issue_player_token(SECRET, lobby, "alice", ttl=1, now=1_000_000)
     foreign = issue_player_token("another-secret-of-enough-bytes-987654", lobby, "alice")
     other_root = issue_player_token(SECRET, lobby + "x", "alice")
-    for token in (expired, foreign, other_root):
-        reply = await _lobby(
-            nats_url, f"{lobby}.lobby.renew", json.dumps({"token": token}).encode()
-        )
+    # a valid token renewed by somebody else: the renewal acts for the subject's player only
+    bobs = issue_player_token(SECRET, lobby, "bob")
+    for token in (expired, foreign, other_root, bobs):
+        reply = await _lobby(nats_url, lobby, "renew", json.dumps({"token": token}).encode())
         assert reply["ok"] is False
         assert reply["error"]["code"] == ErrorCode.BAD_TOKEN  # type: ignore[index]
+    mine = await _lobby(nats_url, lobby, "renew", json.dumps({"token": bobs}).encode(), "bob")
+    assert mine["ok"] is True
 
 
 async def test_a_client_without_a_token_cannot_renew(nats_url: str, lobby: str) -> None:

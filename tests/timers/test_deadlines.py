@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from typing import Any
 
+import nats
 import sqlalchemy as sa
 from cardroom_timers import ManualClock, Timers
 from cardroom_wire import Notification
@@ -26,10 +27,14 @@ async def _deadlines(stack: TimedStack, game: str) -> list[dict[str, Any]]:
 
 
 async def _request(stack: TimedStack, subject: str, payload: dict[str, Any]) -> dict[str, Any]:
-    client = stack.clients[0]
-    reply = await client.nc.request(
-        f"{stack.root}.internal.{subject}", json.dumps(payload).encode(), timeout=10
-    )
+    # as a service asks: from the services' inbox prefix (a player's would not be answered)
+    nc = await nats.connect(stack.nats_url)
+    try:
+        reply = await nc.request(
+            f"{stack.root}.internal.{subject}", json.dumps(payload).encode(), timeout=10
+        )
+    finally:
+        await nc.close()
     answer: dict[str, Any] = json.loads(reply.data)
     return answer
 

@@ -3,11 +3,14 @@ from __future__ import annotations
 import pytest
 from cardroom_wire import (
     MAX_ID_LENGTH,
+    MAX_VERSION,
+    Ack,
     Command,
     ErrorCode,
     InvalidId,
     JoinTable,
     Subjects,
+    SyncRequest,
     WireError,
     check_id,
     decode_json,
@@ -41,6 +44,42 @@ def test_subjects() -> None:
         s.player("*", "g1")
     with pytest.raises(InvalidId):
         Subjects("a.b")
+
+
+def test_lobby_subjects_name_the_asker() -> None:
+    s = Subjects("cr")
+    assert s.lobby("create", "alice") == "cr.lobby.create.alice"
+    assert s.lobby_all == "cr.lobby.*.*"
+    assert s.lobby_of("alice") == "cr.lobby.*.alice"
+    assert s.parse_lobby("cr.lobby.join.alice") == ("join", "alice")
+    for bad in ("cr.lobby.join", "cr.lobby.join.a.b", "xx.lobby.join.alice", "cr.cmd.g.alice"):
+        with pytest.raises(InvalidId):
+            s.parse_lobby(bad)
+    with pytest.raises(InvalidId):
+        s.parse_lobby("cr.lobby.join.a*")
+    with pytest.raises(ValueError, match="unknown lobby verb"):
+        s.lobby("steal", "alice")
+
+
+@pytest.mark.parametrize(
+    ("subject", "prefix"),
+    [
+        ("cr.cmd.g1.alice", "_INBOX_cr.alice"),
+        ("cr.ack.g1.alice", "_INBOX_cr.alice"),
+        ("cr.sync.g1.alice", "_INBOX_cr.alice"),
+        ("cr.lobby.create.alice", "_INBOX_cr.alice"),
+        ("cr.lobby.register.n0nce", "_GUEST_cr.n0nce"),
+        ("cr.internal.release", "_INBOX"),
+        ("cr.analytics.stats", "_INBOX"),
+        ("cr.cmd.g1", None),
+        ("cr.cmd.g1.alice.x", None),
+        ("cr.player.alice.g1", None),
+        ("cr.events.take5.g1", None),
+        ("other.cmd.g1.alice", None),
+    ],
+)
+def test_replies_go_below_the_askers_inbox(subject: str, prefix: str | None) -> None:
+    assert Subjects("cr").reply_prefix(subject) == prefix
 
 
 def test_decode_refuses_bad_json_and_oversize() -> None:
@@ -80,11 +119,26 @@ def test_dumps_is_compact_utf8_json_that_decodes_to_the_same() -> None:
 
 def test_parse_models() -> None:
     with pytest.raises(WireError) as exc:
-        parse(JoinTable, {"type": "join", "player": "a b", "game": "g"})
+        parse(JoinTable, {"type": "join", "game": "a b"})
     assert exc.value.code == ErrorCode.BAD_ID
     with pytest.raises(WireError) as exc:
-        parse(JoinTable, {"type": "join", "player": "a"})
+        parse(JoinTable, {"type": "join"})
     assert exc.value.code == ErrorCode.BAD_REQUEST
+    # the actor is the subject's, never the body's: a body that names one is refused
+    with pytest.raises(WireError) as exc:
+        parse(JoinTable, {"type": "join", "game": "g", "player": "bob"})
+    assert exc.value.code == ErrorCode.BAD_REQUEST
+    # what storage cannot hold is refused at the edge
+    for version in (0, MAX_VERSION + 1, 2**63):
+        with pytest.raises(WireError):
+            parse(Ack, {"type": "ack", "version": version})
+    assert parse(Ack, {"type": "ack", "version": MAX_VERSION}).version == MAX_VERSION
+    for untyped in ({}, {"version": 1}):
+        with pytest.raises(WireError):
+            parse(Ack, untyped)
+    for sync in ({}, {"foo": 1}, {"type": "sync", "x": 1}, {"type": "ack"}):
+        with pytest.raises(WireError):
+            parse(SyncRequest, sync)
     with pytest.raises(WireError) as exc:
         parse(JoinTable, [1, 2])
     assert exc.value.code == ErrorCode.BAD_REQUEST

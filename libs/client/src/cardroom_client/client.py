@@ -40,20 +40,24 @@ log = logging.getLogger("cardroom.client")
 
 
 def _inbox(root: str, player: str) -> str:
-    """A player's inbox prefix (the same as cardroom_natsauth.inbox_prefix): with per-player
-    permissions (deploy/) a player may read only its own replies, never the shared _INBOX.>."""
-    return f"_INBOX_{check_id(root, 'subject root')}.{check_id(player, 'player id')}"
+    """A player's inbox prefix: the services answer a player's requests only below it, and
+    with per-player permissions (deploy/) a player may read only its own replies."""
+    return Subjects(root).inbox(player)
 
 
 def _guest_inbox(root: str, nonce: str) -> str:
-    """A guest's inbox prefix (the same as cardroom_natsauth.guest_inbox_prefix)."""
-    return f"_GUEST_{check_id(root, 'subject root')}.{check_id(nonce, 'guest nonce')}"
+    """A guest's inbox prefix: the lobby answers a guest's ``register`` only below it."""
+    return Subjects(root).guest_inbox(nonce)
 
 
 Handler = Callable[[Notification], Awaitable[None]]
 
 
-RETRY_LATER = frozenset({ErrorCode.AWAITING_ACKS, ErrorCode.CONFLICT, ErrorCode.UNAVAILABLE})
+TRANSIENT = frozenset({ErrorCode.UNAVAILABLE, ErrorCode.RATE_LIMITED})
+"""Refusals of any request that say only "not now": nobody answers, or this player sends
+faster than the service takes. The request changed nothing; the SDK sends it again, slower."""
+
+RETRY_LATER = TRANSIENT | {ErrorCode.AWAITING_ACKS, ErrorCode.CONFLICT}
 """Refusals that change nothing and may pass if the same command is sent again shortly."""
 
 
@@ -164,7 +168,7 @@ class Client:
             max_reconnect_attempts=3,
         )
         try:
-            msg = await guest.request(f"{subjects.root}.lobby.register", b"{}", timeout=timeout)
+            msg = await guest.request(subjects.lobby("register", nonce), b"{}", timeout=timeout)
         except NoRespondersError:
             raise CardroomError(ErrorCode.UNAVAILABLE, "nobody serves the lobby") from None
         except NatsTimeout:
@@ -194,7 +198,7 @@ class Client:
         replica answers)."""
         if self.token is None:
             raise CardroomError(ErrorCode.BAD_TOKEN, "this client holds no token to renew")
-        reply = await self.request(self.subjects.lobby("renew"), {"token": self.token})
+        reply = await self.request(self.subjects.lobby("renew", self.player), {"token": self.token})
         self.token = str(reply["token"])
         return self.token
 
@@ -239,37 +243,33 @@ class Client:
         seats: int | None = None,
         game: str | None = None,
     ) -> str:
-        body: dict[str, Any] = {"player": self.player, "game_type": game_type}
+        body: dict[str, Any] = {"game_type": game_type}
         if config:
             body["config"] = config
         if seats is not None:
             body["seats"] = seats
         if game is not None:
             body["game"] = game
-        reply = await self.request(self.subjects.lobby("create"), body)
+        reply = await self.request(self.subjects.lobby("create", self.player), body)
         game_id = str(reply["game"])
         await self.follow(game_id, sync=False)  # a new table: its first seq is 1
         return game_id
 
     async def join(self, game: str) -> dict[str, Any]:
         await self.follow(game, sync=False)
-        reply = await self.request(
-            self.subjects.lobby("join"), {"player": self.player, "game": game}
-        )
+        reply = await self.request(self.subjects.lobby("join", self.player), {"game": game})
         return dict(reply["table"])
 
     async def start(self, game: str) -> dict[str, Any]:
-        reply = await self.request(
-            self.subjects.lobby("start"), {"player": self.player, "game": game}
-        )
+        reply = await self.request(self.subjects.lobby("start", self.player), {"game": game})
         return dict(reply["table"])
 
     async def tables(self, **filters: str) -> list[dict[str, Any]]:
-        reply = await self.request(self.subjects.lobby("list"), dict(filters))
+        reply = await self.request(self.subjects.lobby("list", self.player), dict(filters))
         return list(reply["tables"])
 
     async def table(self, game: str) -> dict[str, Any]:
-        reply = await self.request(self.subjects.lobby("get"), {"game": game})
+        reply = await self.request(self.subjects.lobby("get", self.player), {"game": game})
         return dict(reply["table"])
 
     async def command(
@@ -320,7 +320,7 @@ class Client:
                 )
                 return
             except CardroomError as exc:
-                if exc.code != ErrorCode.UNAVAILABLE or self._closed:
+                if exc.code not in TRANSIENT or self._closed:
                     raise
             await asyncio.sleep(delay)  # back off while the service is away
             delay = min(delay * 2, 1.0)
@@ -358,7 +358,7 @@ class Client:
                 await self.sync(game)
                 return
             except CardroomError as exc:
-                if exc.code != ErrorCode.UNAVAILABLE or loop.time() >= give_up:
+                if exc.code not in TRANSIENT or loop.time() >= give_up:
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.5)
@@ -393,7 +393,7 @@ class Client:
             except CardroomError as exc:
                 # unavailable: nobody answers now; internal: the server failed (its database
                 # restarting, say): both pass, so try again, slower and slower
-                if exc.code not in (ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL):
+                if exc.code not in TRANSIENT | {ErrorCode.INTERNAL}:
                     log.warning("sync of %s failed: %s", game, exc)
                     feed = self._feeds.get(game)
                     if feed is not None:

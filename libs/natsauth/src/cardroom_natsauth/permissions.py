@@ -3,8 +3,8 @@
 Identity is carried by the subject (``<root>.cmd.<game>.<player>``), so a player's rights are
 plain subject permissions. A player may
 
-- publish its own commands, acknowledgements and sync requests: ``<root>.cmd.*.<self>``,
-  ``<root>.ack.*.<self>``, ``<root>.sync.*.<self>``, and lobby requests ``<root>.lobby.>``;
+- publish its own commands, acknowledgements, sync and lobby requests: ``<root>.cmd.*.<self>``,
+  ``<root>.ack.*.<self>``, ``<root>.sync.*.<self>``, ``<root>.lobby.*.<self>``;
 - subscribe its private tree ``<root>.player.<self>.>``, the public ``<root>.public.>`` and its
   own inbox prefix ``_INBOX_<root>.<self>.>`` (where the replies to its requests arrive).
 
@@ -12,7 +12,12 @@ Everything else is denied: other players' subjects, ``<root>.events.>``, ``<root
 the shared ``_INBOX.>`` and anything under ``$JS.API`` (so no JetStream at all).
 
 A guest (a connection that has no player yet) may only ask the lobby for one
-(``<root>.lobby.register``) and read the replies on its own inbox prefix.
+(``<root>.lobby.register.<nonce>``) and read the replies on its own inbox prefix.
+
+NATS checks the subjects a client publishes on, not the reply address it names; the services
+answer only below the inbox prefix of the asker the subject names
+(``Subjects.reply_prefix``), so the inbox prefixes here are the only places a player's
+requests can make a service publish to.
 
 The dictionaries returned here have the shape of the ``nats`` permissions of a user JWT
 (``{"pub": {"allow": [...]}, "sub": {"allow": [...]}}``).
@@ -37,12 +42,12 @@ def inbox_prefix(root: str, player: str) -> str:
     A client must connect with this prefix (nats-py: ``inbox_prefix=``), since it may not
     subscribe to the shared ``_INBOX.>``.
     """
-    return f"_INBOX_{check_id(root, 'subject root')}.{check_id(player, 'player id')}"
+    return Subjects(root).inbox(player)
 
 
 def guest_inbox_prefix(root: str, nonce: str) -> str:
     """The inbox prefix of a guest that connected with ``nonce`` (see :func:`check_nonce`)."""
-    return f"_GUEST_{check_id(root, 'subject root')}.{check_nonce(nonce)}"
+    return Subjects(root).guest_inbox(check_nonce(nonce))
 
 
 def check_nonce(nonce: object) -> str:
@@ -66,7 +71,7 @@ def player_permissions(root: str, player: str) -> dict[str, Any]:
                 f"{s.root}.cmd.*.{me}",
                 f"{s.root}.ack.*.{me}",
                 f"{s.root}.sync.*.{me}",
-                f"{s.root}.lobby.>",
+                s.lobby_of(me),
             ]
         },
         "sub": {
@@ -83,7 +88,7 @@ def guest_permissions(root: str, nonce: str) -> dict[str, Any]:
     """The NATS permissions of a guest: ask the lobby for a player, read the answer."""
     s = Subjects(root)
     return {
-        "pub": {"allow": [f"{s.root}.lobby.{REGISTER_VERB}"]},
+        "pub": {"allow": [s.lobby(REGISTER_VERB, check_nonce(nonce))]},
         "sub": {"allow": [f"{guest_inbox_prefix(root, nonce)}.>"]},
     }
 

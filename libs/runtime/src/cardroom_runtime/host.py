@@ -29,7 +29,13 @@ from cardroom_wire import (
 )
 from faststream.nats import NatsBroker, NatsMessage
 
+from .edge import FAILURES, Edge
+
 log = logging.getLogger("cardroom")
+
+RATE_LIMITED = dumps(
+    error(ErrorCode.RATE_LIMITED, "too many requests from this player; slow down and try again")
+)
 
 
 async def ensure_events_stream(nats_url: str, subjects: Subjects) -> None:
@@ -218,34 +224,44 @@ async def _answer(handler: Handler, subject: str, body: bytes) -> bytes:
             log.warning("handler on %s: storage unavailable", subject)
             reply = error(ErrorCode.UNAVAILABLE, "storage is unavailable; try again")
         else:
-            log.exception("handler failed on %s", subject)
-            reply = error(ErrorCode.INTERNAL, "internal error; the request changed nothing")
+            ref = FAILURES.failure(f"on {subject}", exc)
+            reply = error(ErrorCode.INTERNAL, f"internal error (reference {ref})")
     return dumps(reply)
 
 
 class _Served:
-    """The bare subscriptions of one host: each message handled in a task of its own, at
-    most ``max_workers`` per route at once (then the subscription waits, and NATS buffers)."""
+    """The bare subscriptions of one host: each message passes the edge (:mod:`.edge`: whose
+    it is, where its reply may go, how fast its asker sends), then is handled in a task of its
+    own, at most ``max_workers`` per route at once (then the subscription waits, and NATS
+    buffers)."""
 
-    def __init__(self) -> None:
+    def __init__(self, edge: Edge) -> None:
+        self.edge = edge
         self.subscriptions: list[Any] = []
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def subscribe(self, nc: Any, route: Route) -> None:
         slots = asyncio.Semaphore(route.max_workers)
         loop = asyncio.get_running_loop()
+        number = len(self.subscriptions)
+        admit = self.edge.admit
 
         async def run(msg: Any) -> None:
             try:
                 reply = await route.handle(msg.subject, msg.data)
                 if reply is not None and msg.reply:
                     await nc.publish(msg.reply, reply)
-            except Exception:
-                log.exception("serving %s", msg.subject)
+            except Exception as exc:
+                FAILURES.failure(f"serving {msg.subject}", exc)
             finally:
                 slots.release()
 
         async def dispatch(msg: Any) -> None:
+            refused = admit(number, msg.subject, msg.reply)
+            if refused is not None:
+                if refused == "limit" and msg.reply:
+                    await nc.publish(msg.reply, RATE_LIMITED)
+                return
             await slots.acquire()
             task = loop.create_task(run(msg))
             self.tasks.add(task)
@@ -307,7 +323,8 @@ class Host:
         self._service_types = list(services)
         self.services: list[Service] = []
         self._store: EventStore | None = None
-        self._served = _Served()
+        self.edge = Edge(self.subjects)
+        self._served = _Served(self.edge)
 
     @property
     def store(self) -> EventStore:

@@ -6,6 +6,7 @@ Pure: no I/O. Every process and every client speaks through these definitions.
 from .ids import MAX_ID_LENGTH, InvalidId, Token, check_id, is_id, new_id
 from .messages import (
     MAX_MESSAGE_BYTES,
+    MAX_VERSION,
     Ack,
     Command,
     CreateTable,
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_ROOT",
     "MAX_ID_LENGTH",
     "MAX_MESSAGE_BYTES",
+    "MAX_VERSION",
     "Ack",
     "Command",
     "CreateTable",

@@ -21,6 +21,10 @@ from .ids import Token
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest request accepted from outside; larger ones are refused with ``too_large``."""
 
+MAX_VERSION = 2**31 - 1
+"""The largest event version storage holds (a 32-bit column): a larger one is refused at the
+edge, before it can reach a statement that other players' requests share."""
+
 
 class ErrorCode(StrEnum):
     BAD_JSON = "bad_json"
@@ -46,6 +50,7 @@ class ErrorCode(StrEnum):
     NOT_ADDRESSEE = "not_addressee"
     CONFLICT = "conflict"  # lost an optimistic-concurrency race; retry
     BAD_TOKEN = "bad_token"  # renew: a token that is malformed, forged or expired
+    RATE_LIMITED = "rate_limited"  # this player sends faster than the service takes; slow down
     UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
@@ -88,9 +93,12 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+# The lobby requests that act for a player name it in their subject
+# (``<root>.lobby.<verb>.<player>``), never in the body: the broker checks the subject.
+
+
 class CreateTable(_Request):
     type: Literal["create"] = "create"
-    player: Token
     game_type: Token
     config: dict[str, Any] = Field(default_factory=dict)
     seats: int | None = Field(default=None, ge=1, le=16)
@@ -99,13 +107,11 @@ class CreateTable(_Request):
 
 class JoinTable(_Request):
     type: Literal["join"] = "join"
-    player: Token
     game: Token
 
 
 class StartTable(_Request):
     type: Literal["start"] = "start"
-    player: Token
     game: Token
 
 
@@ -147,12 +153,12 @@ class Command(BaseModel):
 
 
 class Ack(_Request):
-    type: Literal["ack"] = "ack"
-    version: int = Field(ge=1)
+    type: Literal["ack"]
+    version: int = Field(ge=1, le=MAX_VERSION)
 
 
 class SyncRequest(_Request):
-    type: Literal["sync"] = "sync"
+    type: Literal["sync"]
 
 
 # -- outputs ---------------------------------------------------------------------------

@@ -14,6 +14,8 @@ from .ids import InvalidId, check_id
 
 DEFAULT_ROOT = "cardroom"
 LOBBY_VERBS = ("create", "join", "start", "list", "get", "register", "renew")
+REGISTER = "register"
+"""The one lobby verb a guest asks: its subject names the guest's nonce, not a player."""
 
 
 @dataclass(frozen=True)
@@ -24,14 +26,65 @@ class Subjects:
         check_id(self.root, "subject root")
 
     # -- lobby (request/reply) ---------------------------------------------------------
-    def lobby(self, verb: str) -> str:
+    def lobby(self, verb: str, asker: str) -> str:
+        """``<root>.lobby.<verb>.<asker>``: the asker is the player the request acts for (the
+        broker lets a player publish only its own), or for ``register`` the guest's nonce."""
         if verb not in LOBBY_VERBS:
             raise ValueError(f"unknown lobby verb {verb!r}")
-        return f"{self.root}.lobby.{verb}"
+        return f"{self.root}.lobby.{verb}.{check_id(asker, 'player id')}"
 
     @property
     def lobby_all(self) -> str:
-        return f"{self.root}.lobby.*"
+        return f"{self.root}.lobby.*.*"
+
+    def lobby_of(self, player: str) -> str:
+        """Every lobby request of ``player`` (a permission pattern)."""
+        return f"{self.root}.lobby.*.{check_id(player, 'player id')}"
+
+    def parse_lobby(self, subject: str) -> tuple[str, str]:
+        """Split ``<root>.lobby.<verb>.<asker>`` into (verb, asker); validates the asker."""
+        parts = subject.split(".")
+        if len(parts) != 4 or parts[0] != self.root or parts[1] != "lobby":
+            raise InvalidId(f"not a lobby subject: {subject!r}")
+        return parts[2], check_id(parts[3], "player id")
+
+    # -- where replies go ----------------------------------------------------------------
+    def inbox(self, player: str) -> str:
+        """The inbox prefix of ``player``: the replies to its requests go below it, and only
+        there (a client connects with it; nats-py: ``inbox_prefix=``)."""
+        return f"_INBOX_{self.root}.{check_id(player, 'player id')}"
+
+    def guest_inbox(self, nonce: str) -> str:
+        """The inbox prefix of a guest that asks the lobby with ``nonce``."""
+        return f"_GUEST_{self.root}.{check_id(nonce, 'guest nonce')}"
+
+    @property
+    def service_inbox(self) -> str:
+        """The inbox prefix of the services' and operators' own connections (nats-py's
+        default): no player may subscribe below it (deploy/nats/auth.conf)."""
+        return "_INBOX"
+
+    def reply_prefix(self, subject: str) -> str | None:
+        """The inbox prefix of whoever may ask on ``subject``: a request's answer goes only
+        below it. The asker is named by the subject, which the broker checks; the reply
+        address is not checked by NATS, so a service that answered on any reply address would
+        publish with its own rights wherever a player pointed it. None: nobody may ask here.
+        """
+        parts = subject.split(".")
+        if len(parts) < 2 or parts[0] != self.root:
+            return None
+        kind = parts[1]
+        if kind in ("internal", "analytics"):  # between services, or an operator's queries
+            return self.service_inbox
+        if len(parts) != 4 or not parts[3]:
+            return None
+        if kind in ("cmd", "ack", "sync"):
+            return f"_INBOX_{self.root}.{parts[3]}"
+        if kind == "lobby":
+            if parts[2] == REGISTER:
+                return f"_GUEST_{self.root}.{parts[3]}"
+            return f"_INBOX_{self.root}.{parts[3]}"
+        return None
 
     # -- a player's inputs (request/reply) ---------------------------------------------
     def cmd(self, game: str, player: str) -> str:

@@ -94,23 +94,31 @@ class BotPlayer:
 async def play_table(
     nats_url: str,
     game_type: str,
-    players: Sequence[str],
+    players: Sequence[str] | int,
     *,
     subject_root: str = "cardroom",
     config: Mapping[str, Any] | None = None,
     kinds: Sequence[str] | None = None,
     timeout: float = 120.0,
 ) -> tuple[str, dict[str, Any]]:
-    """Seat one bot per player at a new table, play it out, return (game id, outcome)."""
+    """Seat one bot per player at a new table, play it out, return (game id, outcome).
+
+    ``players``: how many new players to register with the lobby (each connects with its own
+    token, so under the deploy configuration a bot can act only as itself), or the ids of
+    players to connect as (where NATS asks for no credentials: tests, a local stack).
+    """
+    if isinstance(players, int):
+        clients = [
+            await Client.register(nats_url, subject_root=subject_root) for _ in range(players)
+        ]
+    else:
+        clients = [await Client.connect(nats_url, p, subject_root=subject_root) for p in players]
     bots = [
-        BotPlayer(
-            await Client.connect(nats_url, p, subject_root=subject_root),
-            kind=(kinds[i % len(kinds)] if kinds else "random"),
-        )
-        for i, p in enumerate(players)
+        BotPlayer(client, kind=(kinds[i % len(kinds)] if kinds else "random"))
+        for i, client in enumerate(clients)
     ]
     try:
-        game = await bots[0].client.create(game_type, dict(config or {}), seats=len(players))
+        game = await bots[0].client.create(game_type, dict(config or {}), seats=len(bots))
         for bot in bots:
             bot.watch(game, game_type)
         for bot in bots[1:]:

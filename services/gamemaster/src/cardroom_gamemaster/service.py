@@ -465,18 +465,21 @@ class Gamemaster(Service):
 
     # -- lobby ---------------------------------------------------------------------------------
     async def on_lobby(self, subject: str, body: bytes) -> dict[str, Any]:
-        verb = subject.rsplit(".", 1)[-1]
+        """``<root>.lobby.<verb>.<asker>``: the asker is the player the request acts for (for
+        ``register``, a guest's nonce); the broker lets a player publish only as itself, so
+        the actor comes from the subject, never from the body."""
+        verb, asker = self.subjects.parse_lobby(subject)
         payload = decode_json(body)
         if isinstance(payload, dict) and "type" not in payload:
             payload = {**payload, "type": verb}
         if verb == "create":
-            return await self._create(parse_request(CreateTable, payload))
+            return await self._create(asker, parse_request(CreateTable, payload))
         if verb == "join":
             req = parse_request(JoinTable, payload)
-            return await self._lobby_change(req.game, req.player, "join")
+            return await self._lobby_change(req.game, asker, "join")
         if verb == "start":
             start = parse_request(StartTable, payload)
-            return await self._lobby_change(start.game, start.player, "start")
+            return await self._lobby_change(start.game, asker, "start")
         if verb == "list":
             lst = parse_request(ListTables, payload)
             found = await readmodels.list_tables(
@@ -488,17 +491,20 @@ class Gamemaster(Service):
             return ok(**self.credentials.register())
         if verb == "renew":
             renew = parse_request(RenewToken, payload)
-            return ok(**self.credentials.renew(renew.token))
+            granted = self.credentials.renew(renew.token)
+            if granted["player"] != asker:  # a token is renewed only by its own player
+                raise WireError(ErrorCode.BAD_TOKEN, "cannot renew: the token is not yours")
+            return ok(**granted)
         if verb == "get":
             get = parse_request(GetTable, payload)
             loaded = await self.load(get.game, fresh=True)
             return ok(table=loaded.state.summary())
         raise WireError(ErrorCode.BAD_REQUEST, f"unknown lobby request {verb!r}")
 
-    async def _create(self, req: CreateTable) -> dict[str, Any]:
+    async def _create(self, player: str, req: CreateTable) -> dict[str, Any]:
         game_id = req.game or new_id("g")
         table = Table(registry.get(req.game_type))
-        events = table.create(game_id, req.player, req.config, req.seats)
+        events = table.create(game_id, player, req.config, req.seats)
         async with self._lock(game_id):
             try:
                 await self.store.append(
