@@ -166,6 +166,13 @@ def build(root: str = "cardroom") -> dict[str, Any]:
         "required": ["ok", "error"],
     }
     schemas["SyncReply"] = SyncReply.model_json_schema()
+    # FastStream lists channels in the order its subscribers happen to be held; sorted by
+    # name, the same code gives the same file, so a regenerated document diffs only where the
+    # contract changed
+    for section in (doc, doc["components"]):
+        for key in ("channels", "operations", "messages", "schemas"):
+            if isinstance(section.get(key), dict):
+                section[key] = dict(sorted(section[key].items()))
     return doc
 
 
