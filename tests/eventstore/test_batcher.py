@@ -1,5 +1,6 @@
 """The natural batching of appends and acks (``Batcher``): no wait when idle, one batch for
-what arrives while a batch is being written, errors to every item of the failed batch."""
+what arrives while a batch is being written, a failed batch retried item by item (see also
+test_batch_isolation.py)."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ async def test_items_that_arrive_while_one_is_written_go_together() -> None:
     await batcher.close()
 
 
-async def test_a_failed_batch_fails_each_of_its_items_and_the_batcher_goes_on() -> None:
+async def test_a_failed_batch_fails_only_its_bad_item_and_the_batcher_goes_on() -> None:
     rec = Recorder()
     rec.fail = {3}
     batcher: Batcher[int, int] = Batcher(rec.run, 10)
@@ -77,9 +78,10 @@ async def test_a_failed_batch_fails_each_of_its_items_and_the_batcher_goes_on() 
     await asyncio.sleep(0)
     rec.go.set()
     assert await first == 10
-    for task in waiting:
-        with pytest.raises(RuntimeError, match="refused"):
-            await task
+    assert await waiting[0] == 20  # written again alone
+    with pytest.raises(RuntimeError, match="refused"):
+        await waiting[1]
+    assert rec.batches == [[1], [2, 3], [2], [3]]
     with pytest.raises(RuntimeError, match="refused"):
         await batcher.submit(3)  # idle again: alone, in this task
     assert await batcher.submit(4) == 40

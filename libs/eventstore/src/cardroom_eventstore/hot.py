@@ -24,16 +24,48 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
 import asyncpg
+import sqlalchemy.exc
 from asyncpg.pool import PoolConnectionProxy
+
+log = logging.getLogger("cardroom.eventstore")
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+# Errors that say the database cannot be reached now, rather than that it refused a statement
+# (the refusal is about what the statement carried, so one item of a batch may be the cause).
+_UNREACHABLE: tuple[type[BaseException], ...] = (
+    OSError,  # refused, reset, timed out (TimeoutError is one)
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.AdminShutdownError,
+    asyncpg.exceptions.CrashShutdownError,
+    asyncpg.exceptions.TooManyConnectionsError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.InternalClientError,
+    sqlalchemy.exc.DisconnectionError,
+    sqlalchemy.exc.TimeoutError,  # no pooled connection came free
+)
+
+
+def unreachable(error: BaseException | None) -> bool:
+    """True when ``error`` (or what caused it) says the database cannot be reached now: every
+    statement would fail alike, so a batch is not retried item by item."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, _UNREACHABLE) or getattr(error, "connection_invalidated", False):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
 
 _NAMED = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
@@ -129,7 +161,13 @@ class Batcher(Generic[T, R]):
     """Natural batching: items submitted while a batch is being written wait, and go together
     in the next one (at most ``max_size``), so a quiet moment costs no added wait and a busy
     one costs one statement for many items. ``run`` answers a batch with one result per item
-    in order; if it raises, every item of the batch gets that error.
+    in order.
+
+    The items of a batch come from different players and games, so one item must not fail the
+    others: when ``run`` raises for a batch of several, each item is run again alone, in
+    order, and gets its own result or error. Only when the database cannot be reached
+    (:func:`unreachable`) does every item get the batch's error at once (alone, each would
+    fail the same way); so does every item still waiting after one of them met it alone.
 
     An item submitted while nothing is being written is written at once by its own task, a
     batch of one: handing it to the batch task and back cost two task switches on every
@@ -171,21 +209,50 @@ class Batcher(Generic[T, R]):
                 del self._queue[: self._max_size]
                 self._idle.clear()
                 try:
-                    results = await self._run([item for item, _ in batch])
-                except BaseException as exc:
+                    await self._write(batch)
+                except Exception as exc:  # a ``run`` that answered the wrong number of results
                     for _, future in batch:
-                        if not future.done():
-                            future.set_exception(
-                                exc if isinstance(exc, Exception) else RuntimeError("stopped")
-                            )
-                    if not isinstance(exc, Exception):
-                        raise
-                    continue
+                        _fail(future, exc)
+                except BaseException:
+                    for _, future in batch:
+                        _fail(future, RuntimeError("stopped"))
+                    raise
                 finally:
                     self._idle.set()
-                for (_, future), result in zip(batch, results, strict=True):
-                    if not future.done():
-                        future.set_result(result)
+
+    async def _write(self, batch: list[tuple[T, asyncio.Future[R]]]) -> None:
+        """Run one batch and settle its futures (see the class: item by item if it fails)."""
+        try:
+            results = await self._run([item for item, _ in batch])
+        except Exception as exc:
+            if len(batch) == 1 or unreachable(exc):
+                for _, future in batch:
+                    _fail(future, exc)
+                return
+            log.warning(
+                "a batch of %d failed (%s); writing its items one by one",
+                len(batch),
+                type(exc).__name__,
+            )
+            await self._write_each(batch)
+            return
+        for (_, future), result in zip(batch, results, strict=True):
+            _answer(future, result)
+
+    async def _write_each(self, batch: list[tuple[T, asyncio.Future[R]]]) -> None:
+        down: Exception | None = None  # the database went away meanwhile: the rest fail so
+        for item, future in batch:
+            if down is not None:
+                _fail(future, down)
+                continue
+            try:
+                result = (await self._run([item]))[0]
+            except Exception as exc:
+                if unreachable(exc):
+                    down = exc
+                _fail(future, exc)
+            else:
+                _answer(future, result)
 
     async def close(self) -> None:
         """Stop; whatever still waits gets an error."""
@@ -197,3 +264,14 @@ class Batcher(Generic[T, R]):
             if not future.done():
                 future.set_exception(RuntimeError("stopped"))
         self._queue.clear()
+
+
+# (a submitter that stopped waiting has a done future: nobody to answer)
+def _answer(future: asyncio.Future[R], result: R) -> None:
+    if not future.done():
+        future.set_result(result)
+
+
+def _fail(future: asyncio.Future[R], error: Exception) -> None:
+    if not future.done():
+        future.set_exception(error)

@@ -4,7 +4,9 @@ They live beside the event store (one database, one Alembic history) so that any
 read them through this module without importing another service. Only the projector (and
 ``cardroom rebuild``) writes them, always inside a tracking transaction (see
 ``EventStore.tracking_many``), so they are exactly as fresh as the projector's checkpoints and
-can be dropped and rebuilt from the events.
+can be dropped and rebuilt from the events. The acktracker only deletes notifications nobody
+owes any more and schedules the resends of owed ones (``resends``, ``resend_at``: lost in a
+rebuild, which only starts their backoff again).
 """
 
 from __future__ import annotations
@@ -32,7 +34,15 @@ notifications = sa.Table(
     sa.Column("seq", sa.Integer, primary_key=True),
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("payload", JSONB, nullable=False),
+    # The acktracker's resends of an overdue notification (see ``claim_resends``): how many
+    # it has had, and ``resend_at``: when it was stored until its first resend, then when the
+    # next one is due ('infinity': never again).
+    sa.Column("resends", sa.Integer, nullable=False, server_default=sa.text("0")),
+    sa.Column(
+        "resend_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()
+    ),
     sa.Index("notifications_by_version", "game_id", "player_id", "version"),
+    sa.Index("notifications_by_resend_at", "resend_at"),
 )
 
 views = sa.Table(
@@ -60,6 +70,9 @@ tables = sa.Table(
 )
 
 SPECTATOR = ""
+
+#: The ``tables.status`` of a game that is over (the engine's ``TableState.status``).
+FINISHED = "finished"
 
 
 @dataclass(frozen=True)
@@ -195,6 +208,66 @@ async def owed(
     for r in await conn.fetch(_OWED.sql, *_OWED.args({"games": list(games)})):
         out[str(r["stream_id"])].add((int(r["version"]), str(r["player_id"])))
     return out
+
+
+# The overdue notifications to resend, claimed: each gets its next resend time in the same
+# statement, so that two acktrackers never resend one notification twice. The range scan of
+# ``resend_at`` up to now (in index order, up to ``limit``) passes over notifications that are
+# waiting for a later resend or for none: what it reads is the young ones, the due ones, and
+# the acknowledged ones that this sweep deletes next. A due one is resent when it still holds
+# its game's gate; its waits double from ``first`` up to ``cap``; a finished game's is resent
+# at most ``finished`` times in all. One not to be resent (an away player's, a finished game's
+# past its bound) is put out of the range for good: it stays for a sync.
+_CLAIM_RESENDS = sa.text(
+    f"""
+WITH due AS (
+    SELECT n.game_id, n.player_id, n.seq,
+           coalesce(t.status = '{FINISHED}', false) AS finished,
+           p.gate_version <> 0 AND (
+               n.resends < CAST(:finished AS integer) OR t.status IS DISTINCT FROM '{FINISHED}'
+           ) AS send
+    FROM notifications n
+    JOIN pending_acks p
+      ON p.stream_id = n.game_id AND p.version = n.version AND p.player_id = n.player_id
+    LEFT JOIN tables t ON t.game_id = n.game_id
+    WHERE n.resend_at <= now()
+      AND (n.resends > 0
+           OR n.resend_at <= now() - make_interval(secs => CAST(:first AS double precision)))
+    ORDER BY n.resend_at
+    LIMIT CAST(:limit AS integer)
+    FOR UPDATE OF n SKIP LOCKED
+)
+UPDATE notifications n
+SET resends = n.resends + CASE WHEN due.send THEN 1 ELSE 0 END,
+    resend_at = CASE
+        WHEN NOT due.send OR (due.finished AND n.resends + 1 >= CAST(:finished AS integer))
+            THEN CAST('infinity' AS timestamptz)
+        ELSE now() + make_interval(secs => least(
+            CAST(:cap AS double precision),
+            CAST(:first AS double precision) * power(2, least(n.resends + 1, 30))
+        ))
+    END
+FROM due
+WHERE n.game_id = due.game_id AND n.player_id = due.player_id AND n.seq = due.seq
+RETURNING n.game_id, n.player_id, n.seq, n.version, n.payload, due.send
+"""
+)
+
+
+async def claim_resends(
+    engine: AsyncEngine, *, first: float, cap: float, finished: int, limit: int
+) -> list[StoredNotification]:
+    """The stored notifications to resend now, in ``seq`` order per player, their next resend
+    already scheduled: a notification whose gating ack is overdue is resent ``first`` seconds
+    after it was stored, then after twice as long each time, ``cap`` seconds at most; one of
+    a finished game ``finished`` times at most. Away players' notifications hold no gate and
+    are not resent (they sync when back)."""
+    params = {"first": first, "cap": cap, "finished": finished, "limit": limit}
+    async with engine.begin() as conn:
+        rows = (await conn.execute(_CLAIM_RESENDS, params)).all()
+    due = [_note(r) for r in rows if r.send]
+    due.sort(key=lambda n: (n.game_id, n.player_id, n.seq))
+    return due
 
 
 async def delete_acknowledged(engine: AsyncEngine) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import asynccontextmanager
@@ -26,7 +27,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from .hot import HotPool, Statement
+from .hot import HotPool, Statement, unreachable
 from .jsontext import json_text
 from .model import (
     TO,
@@ -38,6 +39,8 @@ from .model import (
     RecordedEvent,
 )
 from .schema import checkpoints, events, gates, pending_acks, snapshots, streams
+
+log = logging.getLogger("cardroom.eventstore")
 
 #: Connections of the hot statements' pool, besides the SQLAlchemy engine's (see :mod:`.hot`).
 HOT_POOL_SIZE = 8
@@ -363,6 +366,10 @@ ORDER BY a.i
 
 #: Tries of a batch of acks that met a deadlock (with another batch, or an excuse).
 ACK_TRIES = 3
+
+#: The versions a row can hold (``integer`` columns): an ack of any other names no event, and
+#: is refused here rather than sent to fail the statement it shares with other players' acks.
+VERSIONS = range(-(2**31), 2**31)
 
 NOT_GATING = 0
 """The ``gate_version`` of an acknowledgement that is owed but holds no gate (no gate has
@@ -718,14 +725,33 @@ class EventStore:
 
         Like :meth:`append_many` (result i is batch i's events or its error), but for
         existing streams only (``expected_version`` > 0), each stream at most once: one round
-        trip and one commit for all of them. If the statement itself fails (an event id
-        recorded before, a deadlock with another group), the appends are made one by one.
+        trip and one commit for all of them. If the statement itself fails for any reason but
+        the database being unreachable (an event id recorded before, a deadlock with another
+        group, one append's data the database refuses), the appends are made one by one
+        (:meth:`append_each`), so that only a bad one fails.
         """
         if not batches:
             return []
         streams = [b.stream_id for b in batches]
         if len(set(streams)) != len(streams) or any(b.expected_version == 0 for b in batches):
             raise ValueError("append_group: existing streams, each at most once")
+        try:
+            rows = await self._append_group(streams, batches)
+        except Exception as exc:
+            if unreachable(exc):
+                raise
+            log.warning(
+                "a group of %d appends failed (%s); one by one", len(batches), type(exc).__name__
+            )
+            return await self.append_each(batches)
+        by_batch: dict[int, list[asyncpg.Record]] = {}
+        for row in rows:
+            by_batch.setdefault(int(row["i"]), []).append(row)
+        return [await self._outcome(batch, by_batch[i]) for i, batch in enumerate(batches, start=1)]
+
+    async def _append_group(
+        self, streams: list[str], batches: Sequence[Append]
+    ) -> list[asyncpg.Record]:
         prepared = [_Prepared.of(b) for b in batches]
         params: dict[str, list[Any]] = {
             "stream_ids": streams,
@@ -756,25 +782,29 @@ class EventStore:
             params["types"] += [event.type for event in batch.events]
             params["data"] += prep.data
             params["metadata"] += prep.metadata
-        try:
-            rows = await self.hot.fetch(_APPEND_GROUP, params)
-        except (asyncpg.IntegrityConstraintViolationError, asyncpg.DeadlockDetectedError):
-            return await self.append_each(batches)
-        by_batch: dict[int, list[asyncpg.Record]] = {}
-        for row in rows:
-            by_batch.setdefault(int(row["i"]), []).append(row)
-        return [await self._outcome(batch, by_batch[i]) for i, batch in enumerate(batches, start=1)]
+        return await self.hot.fetch(_APPEND_GROUP, params)
 
     async def append_each(
         self, batches: Sequence[Append]
     ) -> list[list[RecordedEvent] | EventStoreError]:
-        """Append each batch on its own; result i is batch i's events or its error."""
+        """Append each batch on its own; result i is batch i's events or its error.
+
+        An append that fails for any reason but the database being unreachable (data the
+        database refuses, say) fails alone, with an EventStoreError caused by what it met;
+        an unreachable database raises.
+        """
         results: list[list[RecordedEvent] | EventStoreError] = []
         for batch in batches:
             try:
                 results.append(await self.append(batch))
             except EventStoreError as error:
                 results.append(error)
+            except Exception as exc:
+                if unreachable(exc):
+                    raise
+                refused = EventStoreError(f"event not appended: {type(exc).__name__}")
+                refused.__cause__ = exc
+                results.append(refused)
         return results
 
     async def append_many(
@@ -788,12 +818,18 @@ class EventStore:
         A stream conflict writes nothing, so that batch is just left out. A duplicate command
         id is only detected after its batch's stream row was written: the attempt is rolled back
         and retried without that batch (rare: callers check ``command_reply`` first). This
-        costs one statement per batch instead of three for a SAVEPOINT per batch.
+        costs one statement per batch instead of three for a SAVEPOINT per batch. Anything
+        else that fails the transaction, but the database being unreachable (one batch's data
+        that the database refuses, say), has the batches appended one by one
+        (:meth:`append_each`).
 
         Stream rows are written in stream id order (so concurrent group commits lock them in
         one order and cannot deadlock); the events get their positions in batch order.
         """
-        prepared = [_Prepared.of(batch) for batch in batches]
+        try:
+            prepared = [_Prepared.of(batch) for batch in batches]
+        except Exception:  # one batch's data cannot be written: that one fails alone
+            return await self.append_each(batches)
         results: list[list[RecordedEvent] | EventStoreError | None] = [None] * len(batches)
         todo = list(range(len(batches)))
         while todo:
@@ -819,11 +855,13 @@ class EventStore:
                 continue
             except EventStoreError:
                 # An event id already recorded: find the culprit by appending one by one.
-                for i in written:
-                    try:
-                        results[i] = await self.append(batches[i])
-                    except EventStoreError as error:
-                        results[i] = error
+                await self._each(batches, written, results)
+                break
+            except Exception as exc:
+                if unreachable(exc):
+                    raise
+                # data of one batch that the database refused: each batch on its own
+                await self._each(batches, [i for i in todo if results[i] is None], results)
                 break
             for i, recorded_events in zip(written, recorded, strict=True):
                 results[i] = recorded_events
@@ -833,6 +871,17 @@ class EventStore:
             assert result is not None, "every batch has a result"
             done.append(result)
         return done
+
+    async def _each(
+        self,
+        batches: Sequence[Append],
+        indexes: list[int],
+        results: list[list[RecordedEvent] | EventStoreError | None],
+    ) -> None:
+        """:meth:`append_each` of ``batches[i]`` for each ``i`` of ``indexes``, into ``results``."""
+        answers = await self.append_each([batches[i] for i in indexes])
+        for i, answer in zip(indexes, answers, strict=True):
+            results[i] = answer
 
     async def _write_state(
         self, conn: AsyncConnection, prepared: _Prepared
@@ -1048,6 +1097,8 @@ class EventStore:
 
     async def ack(self, stream_id: str, version: int, player_id: str) -> AckResult:
         """Acknowledge one event version for one player (one statement, one round trip)."""
+        if version not in VERSIONS:
+            return AckResult(accepted=False)  # no such event: a column cannot hold it
         params = {"stream_id": stream_id, "version": version, "player_id": player_id}
         row = await self.hot.fetchrow(_ACK, params)
         assert row is not None
@@ -1067,10 +1118,15 @@ class EventStore:
         The results are those the acks would have had one after the other in this order,
         except ``open``, which holds as of the batch's commit (a later ack of the batch may
         open the game for an earlier release). A deadlock with another statement locking the
-        same rows (an excuse) is retried.
+        same rows (an excuse) is retried. An ack of a version no column can hold is refused
+        without the database, like an ack of a version that does not exist.
         """
         if not acks:
             return []
+        valid = [a for a in acks if a[1] in VERSIONS]
+        if len(valid) < len(acks):
+            found = iter(await self.ack_many(valid))
+            return [next(found) if a[1] in VERSIONS else AckResult(accepted=False) for a in acks]
         params = {
             "streams": [a[0] for a in acks],
             "versions": [a[1] for a in acks],
@@ -1121,6 +1177,8 @@ class EventStore:
 
     async def addressed(self, stream_id: str, version: int, player_id: str) -> bool:
         """Whether the event at ``version`` was sent to the player (its ``metadata.to``)."""
+        if version not in VERSIONS:
+            return False
         query = select(events.c.metadata[TO].op("?")(player_id)).where(
             events.c.stream_id == stream_id, events.c.version == version
         )

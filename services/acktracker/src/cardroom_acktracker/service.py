@@ -12,10 +12,14 @@ While the database is away an ack is answered ``unavailable``, which the client 
 (an ``internal`` answer would lose the ack, and the player would be marked away).
 
 The sweep also resends notifications whose gating ack is overdue (``RESEND_AFTER``): a
-notification can be lost on its way (the projector died between storing and publishing it,
+notification can be lost on its way (the gamemaster died between storing and publishing it,
 or the player's connection was being re-established when it went out), and then the game
 would wait for an ack that cannot come until the ack timeout marks the player away. Clients
-drop what they have already handled (by ``seq``) and acknowledge it again.
+drop what they have already handled (by ``seq``) and acknowledge it again. Each notification
+backs off on its own (the waits double up to ``RESEND_CAP``): a player who is there answers
+the first resend, and one who is not would otherwise be sent everything owed every sweep
+for as long as the table waits. A finished game's are resent ``FINISHED_RESENDS`` times at
+most, then stay for a sync.
 
 And it deletes stored notifications that nobody owes an acknowledgement for any more (the
 projector stores only owed ones, but one acknowledged while it was being stored stays behind):
@@ -27,13 +31,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from cardroom_eventstore import AckResult, readmodels
 from cardroom_eventstore.hot import Batcher
 from cardroom_runtime.host import Service
 from cardroom_wire import Ack, ErrorCode, WireError, decode_json, dumps, ok, parse
-from sqlalchemy import text
 
 log = logging.getLogger("cardroom.acktracker")
 
@@ -44,26 +48,30 @@ SWEEP_SECONDS = 2.0
 # (up to a third of all releases under load), each costing it a gate query and a mark.
 RELEASE_GRACE = 2.0
 RESEND_AFTER = 2.0  # seconds a gating ack may be overdue before its notification is resent
-RESEND_LIMIT = 500  # (game, player) pairs per sweep
+RESEND_CAP = 60.0  # the longest wait between two resends of one notification
+# A finished game's notifications are still resent a few times: the last one tells the
+# result, and a player who lost it on the way (a gamemaster that died before publishing, a
+# reconnect) and is still there should learn it without asking; nothing waits on them any
+# more, so after that they are only listed by a sync.
+FINISHED_RESENDS = 3
+RESEND_LIMIT = 500  # notifications per sweep
 
-# Overdue gating acks, per game and player, oldest first (a row with gate_version 0 is owed
-# by an away player: it does not hold the game, and that player syncs when back).
-_OVERDUE = text(
-    """
-SELECT p.stream_id, p.player_id, array_agg(p.version ORDER BY p.version) AS versions
-FROM pending_acks p
-JOIN events e ON e.stream_id = p.stream_id AND e.version = p.version
-WHERE p.gate_version <> 0
-  AND e.recorded_at < now() - make_interval(secs => CAST(:after AS double precision))
-GROUP BY p.stream_id, p.player_id
-ORDER BY min(e.recorded_at)
-LIMIT CAST(:limit AS integer)
-"""
-)
+
+@dataclass(frozen=True)
+class ResendPolicy:
+    """When overdue notifications are resent (see ``readmodels.claim_resends``)."""
+
+    after: float = RESEND_AFTER
+    cap: float = RESEND_CAP
+    finished: int = FINISHED_RESENDS
+    limit: int = RESEND_LIMIT
 
 
 class AckTracker(Service):
     name = "acktracker"
+    #: Seconds between sweeps, and the resends' policy (a subclass may set others).
+    sweep_seconds: ClassVar[float] = SWEEP_SECONDS
+    resend_policy: ClassVar[ResendPolicy] = ResendPolicy()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -145,7 +153,7 @@ class AckTracker(Service):
 
     async def _sweep(self) -> None:
         while True:
-            await asyncio.sleep(SWEEP_SECONDS)
+            await asyncio.sleep(self.sweep_seconds)
             try:
                 unhandled = await self.store.unhandled_releases(limit=200, older_than=RELEASE_GRACE)
                 for game, version in unhandled:
@@ -158,16 +166,17 @@ class AckTracker(Service):
                 log.exception("release sweep failed; retrying")
 
     async def resend_overdue(self) -> int:
-        """Publish again every stored notification whose gating ack is overdue."""
-        engine = self.store.engine
-        async with engine.connect() as conn:
-            rows = (
-                await conn.execute(_OVERDUE, {"after": RESEND_AFTER, "limit": RESEND_LIMIT})
-            ).all()
-        sent = 0
-        for game, player, versions in rows:
-            notes = await readmodels.notifications_for_versions(engine, game, player, versions)
-            sent += await self.publish_notifications(notes)
+        """Publish again the stored notifications whose gating ack is overdue and whose next
+        resend is due (their next one is scheduled as they are read)."""
+        policy = self.resend_policy
+        notes = await readmodels.claim_resends(
+            self.store.engine,
+            first=policy.after,
+            cap=policy.cap,
+            finished=policy.finished,
+            limit=policy.limit,
+        )
+        sent = await self.publish_notifications(notes)
         if sent:
             log.info("resent %d overdue notification(s)", sent)
         return sent

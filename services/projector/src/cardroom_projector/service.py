@@ -34,7 +34,7 @@ import orjson
 from cardroom_engine import Event, Table, TableState, registry
 from cardroom_eventstore import TO, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
-from cardroom_runtime.host import Service, ensure_events_stream
+from cardroom_runtime.host import Service, ensure_events_stream, storage_unavailable
 from cardroom_wire import (
     ErrorCode,
     Notification,
@@ -280,7 +280,8 @@ class Projector(Service):
         statement and one insert per kind of row then serve them all, instead of about eight
         statements per event. A batch that fails is retried event by event, so one bad
         event fails alone (it is not acknowledged, and comes again after ``ACK_WAIT``) while
-        the others are acknowledged.
+        the others are acknowledged; unless the database is unreachable, when every event
+        would fail alike and none is acknowledged.
         """
         while True:
             await self._wake.wait()
@@ -294,20 +295,35 @@ class Projector(Service):
         try:
             await self.handle_many([record for record, _ in batch])
             done = [msg for _, msg in batch]
-        except Exception:
-            log.exception("a batch of %d events failed; one by one now", len(batch))
+        except Exception as exc:
             done = []
-            for record, msg in batch:
-                try:
-                    await self.handle_many([record])
-                    done.append(msg)
-                except Exception:
-                    log.exception("projecting %s@%s", record.get("game"), record.get("version"))
+            if storage_unavailable(exc):
+                log.warning("a batch of %d events: storage unavailable", len(batch))
+            elif len(batch) > 1:
+                log.exception("a batch of %d events failed; one by one now", len(batch))
+                done = await self._project_each(batch)
+            else:
+                log.exception("projecting %s", _named(batch[0][0]))
         for msg in done:
             try:
                 await msg.ack()
             except Exception:  # lost: the event comes again, and changes nothing then
                 log.debug("ack of %s not sent", msg.subject, exc_info=True)
+
+    async def _project_each(self, batch: list[tuple[dict[str, Any], Msg]]) -> list[Msg]:
+        """Project a failed batch's events one by one; the messages of those that succeeded
+        (the rest are not acknowledged, and come again)."""
+        done: list[Msg] = []
+        for record, msg in batch:
+            try:
+                await self.handle_many([record])
+                done.append(msg)
+            except Exception as exc:
+                if storage_unavailable(exc):  # the rest would fail alike
+                    log.warning("projecting %s: storage unavailable", _named(record))
+                    break
+                log.exception("projecting %s", _named(record))
+        return done
 
     async def handle_many(self, records: list[dict[str, Any]]) -> None:
         """Project events of any games in one transaction with their games' checkpoints.
@@ -423,6 +439,10 @@ class Projector(Service):
             last_seq=last_seq,
         )
         return reply.model_dump(mode="json")
+
+
+def _named(record: dict[str, Any]) -> str:
+    return f"{record.get('game')}@{record.get('version')}"
 
 
 def _listing_changed(before: TableState | None, after: TableState) -> bool:
