@@ -82,6 +82,13 @@ def test_replies_go_below_the_askers_inbox(subject: str, prefix: str | None) -> 
     assert Subjects("cr").reply_prefix(subject) == prefix
 
 
+def test_decode_refuses_what_storage_cannot_hold() -> None:
+    with pytest.raises(WireError) as exc:
+        decode_json(b'{"name": "a\\u0000b"}')
+    assert exc.value.code == ErrorCode.BAD_JSON
+    assert decode_json(b'{"name": "a\\u0001b"}') == {"name": "a\x01b"}
+
+
 def test_decode_refuses_bad_json_and_oversize() -> None:
     with pytest.raises(WireError) as exc:
         decode_json(b"{nope")

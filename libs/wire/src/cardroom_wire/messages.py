@@ -213,6 +213,8 @@ def decode_json(data: bytes | str, limit: int = MAX_MESSAGE_BYTES) -> Any:
     raw = data.encode() if isinstance(data, str) else data
     if len(raw) > limit:
         raise WireError(ErrorCode.TOO_LARGE, f"message is {len(raw)} bytes; the limit is {limit}")
+    if b"\\u0000" in raw:  # PostgreSQL's jsonb cannot hold a NUL character in a string
+        raise WireError(ErrorCode.BAD_JSON, "NUL characters (\\u0000) are not accepted")
     try:
         return orjson.loads(raw)  # (strict: no NaN, no integers beyond 64 bits)
     except orjson.JSONDecodeError as exc:  # (malformed UTF-8 too)
