@@ -37,7 +37,7 @@ def test_a_players_permissions_are_exactly_the_design() -> None:
                 "cardroom.cmd.*.alice",
                 "cardroom.ack.*.alice",
                 "cardroom.sync.*.alice",
-                "cardroom.lobby.>",
+                "cardroom.lobby.*.alice",
             ]
         },
         "sub": {
@@ -54,7 +54,7 @@ def test_a_players_permissions_are_exactly_the_design() -> None:
 def test_guests_may_only_register() -> None:
     nonce = "n" * 22
     assert guest_permissions("crt1", nonce) == {
-        "pub": {"allow": ["crt1.lobby.register"]},
+        "pub": {"allow": [f"crt1.lobby.register.{nonce}"]},
         "sub": {"allow": [f"_GUEST_crt1.{nonce}.>"]},
     }
     with pytest.raises(ValueError, match="nonce"):
@@ -193,7 +193,7 @@ def test_the_responder_refuses_with_a_reason(connect: dict[str, object], reason:
     assert "jwt" not in response["nats"]
 
 
-def test_the_responder_ignores_what_no_server_signed() -> None:
+def test_the_responder_refuses_what_no_server_signed() -> None:
     issuer_seed, server_seed = create_seed(), create_seed(nkeyjwt.SERVER)
     responder = AuthCalloutResponder(issuer_seed=issuer_seed, token_secret=SECRET, root="crt1")
     token = issue_player_token(SECRET, "crt1", "alice")
@@ -202,14 +202,24 @@ def test_the_responder_ignores_what_no_server_signed() -> None:
     claims = json.loads(nkeyjwt._unb64(body))
     claims["nats"]["connect_opts"]["auth_token"] = issue_player_token(SECRET, "crt1", "bob")
     tampered = f"{head}.{nkeyjwt._b64(json.dumps(claims).encode())}.{signature}"
-    assert responder.authorize(tampered) is None
+
+    def refusal(request: str) -> str:
+        answer = responder.authorize(request)
+        assert answer is not None
+        response = nkeyjwt.decode(answer)
+        assert "jwt" not in response["nats"]
+        assert response["aud"] == public_key(server_seed)
+        return str(response["nats"]["error"])
+
+    # answered with a refusal: it grants nothing, and the client is not left waiting
+    assert "malformed request" in refusal(tampered)
+    # signed by the issuer's key instead of the server's it names
+    forged = nkeyjwt.encode(nkeyjwt.decode(good), issuer_seed)
+    assert "not made by the server" in refusal(forged)
+    assert "another issuer" in refusal(_request(server_seed, public_key(create_seed()), {}))
+    # nothing says whom to answer: not a JWT, or the "server" is an account key
     assert responder.authorize(b"not a jwt") is None
-    # signed, but by an account key instead of a server's
     assert responder.authorize(_request(create_seed(), responder.issuer, {})) is None
-    # a request for another issuer is answered, with a refusal
-    other = responder.authorize(_request(server_seed, public_key(create_seed()), {}))
-    assert other is not None
-    assert "another issuer" in nkeyjwt.decode(other)["nats"]["error"]
 
 
 def test_guests_can_be_turned_off() -> None:

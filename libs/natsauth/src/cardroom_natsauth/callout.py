@@ -13,6 +13,24 @@ nkey for the connection. This responder
    (:mod:`.permissions`), placed in the application account, expiring with the token;
    or with an error, and the server refuses the connection.
 
+Every request gets exactly one answer, so that no client waits for the server's callout
+timeout and no request stops the responder:
+
+- credentials that prove no player or guest: a refusal, an authorization response whose
+  ``error`` says why (the server logs it; the client only learns it was refused);
+- a request that does not verify (not a signed JWT, not made by the server it names, for
+  another issuer): a refusal too, addressed to the server id and user nkey the request names
+  when both can be read. A refusal grants nothing, so answering even a forgery is harmless,
+  and the server that did ask refuses its client at once;
+- a request naming no readable server id and user nkey: there is no one to address, so one
+  warning line is logged, and the server refuses the client at its timeout;
+- a failure of the responder itself while identifying the client: a refusal, and one warning
+  line naming the exception.
+
+Nothing in a request or in a client's CONNECT options makes :meth:`~AuthCalloutResponder.handle`
+raise or log a traceback. The one error it logs is a server that encrypts its requests
+(``xkey``): a configuration this responder does not support, which it cannot answer.
+
 Nothing about a player is configured in NATS, so a player added after the server started
 connects at once. The responder is stateless: run as many as you like, they share the queue
 group. It holds no connection of its own; a service hosts it::
@@ -33,7 +51,7 @@ from typing import Any, Final, Protocol
 
 from . import nkeyjwt
 from .permissions import check_nonce, guest_permissions, player_permissions
-from .tokens import TokenError, verify_player_token
+from .tokens import TokenError, token_key, verify_player_token
 
 log = logging.getLogger("cardroom.natsauth")
 
@@ -44,6 +62,9 @@ DEFAULT_ACCOUNT: Final = "CARDROOM"
 GUEST_USER: Final = "guest"
 DEFAULT_GUEST_TTL: Final = 300.0
 DEFAULT_MAX_SUBSCRIPTIONS: Final = 1000
+"""The ``subs`` limit written into user JWTs. nats-server does not apply the limits of an
+auth-callout user's JWT, so the deployment enforces it (``max_subscriptions`` in
+deploy/nats/nats.conf, the same number)."""
 NO_LIMIT: Final = -1
 CLIENT_CONNECTIONS: Final = ("STANDARD", "WEBSOCKET")
 """How players and guests may connect: as NATS clients over TCP or WebSocket (no MQTT, no
@@ -160,6 +181,7 @@ class AuthCalloutResponder:
             raise ValueError("the issuer must be an account seed (SA...)")
         self._seed = issuer_seed
         self.issuer = nkeyjwt.public_key(issuer_seed)
+        token_key(token_secret)  # a secret too short is refused now, not at the first client
         self._secret = token_secret
         self.root = root
         self.account = account
@@ -171,52 +193,71 @@ class AuthCalloutResponder:
 
     # -- the message handler --------------------------------------------------------------
     async def handle(self, msg: CalloutMessage) -> None:
-        """Subscription callback: answer one authorization request (never raises)."""
+        """Subscription callback: answer one authorization request (see the module doc).
+
+        Never raises, never logs a traceback: what cannot be answered is one log line.
+        """
         try:
-            if msg.headers and XKEY_HEADER in msg.headers:
+            headers = msg.headers
+            if headers and XKEY_HEADER in headers:
                 log.error(
                     "auth callout: the server encrypts requests (xkey), which this responder "
                     "does not support; remove 'xkey' from auth_callout"
                 )
                 return
             reply = self.authorize(msg.data)
-            if reply is not None:
-                await msg.respond(reply)
-        except Exception:  # a broken request must not stop the subscription
-            log.exception("auth callout: cannot answer a request")
+        except Exception as exc:  # authorize() answers all it can read: a bug, not a request
+            log.warning("auth callout: cannot answer a request: %s", _describe(exc))
+            return
+        if reply is None:
+            return
+        try:
+            await msg.respond(reply)
+        except Exception as exc:  # no reply subject, or the connection is going away
+            log.warning("auth callout: cannot send an answer: %s", _describe(exc))
 
     # -- the decision, pure ---------------------------------------------------------------
-    def authorize(self, request: bytes | str) -> bytes | None:
-        """The response JWT to one request JWT; None when it cannot be answered at all."""
+    def authorize(self, request: object) -> bytes | None:
+        """The response JWT to one request JWT: a user JWT or a refusal. None (and a warning
+        logged) only when the request names no server id and user nkey to answer."""
         now = self._clock()
+        problem: str | None = None
         try:
             claims = nkeyjwt.decode(request)
         except nkeyjwt.JwtError as exc:
-            log.warning("auth callout: ignoring a malformed request: %s", exc)
-            return None
+            problem = f"malformed request: {exc}"
+            try:  # only to find whom to refuse: nothing in it is trusted
+                claims = nkeyjwt.decode(request, verify=False)
+            except nkeyjwt.JwtError:
+                log.warning("auth callout: cannot answer a request that is not a JWT: %s", exc)
+                return None
         nats = claims.get("nats")
-        if not isinstance(nats, dict):
-            log.warning("auth callout: ignoring a request without nats claims")
-            return None
-        server = nats.get("server_id") or {}
+        nats = nats if isinstance(nats, dict) else {}
+        server = nats.get("server_id")
         server_id = server.get("id") if isinstance(server, dict) else None
         user_nkey = nats.get("user_nkey")
-        if (
-            nats.get("type") != "authorization_request"
-            or claims.get("aud") != AUTH_REQUEST_AUDIENCE
-            or not isinstance(server_id, str)
-            or claims.get("iss") != server_id
-            or not nkeyjwt.is_public_key(server_id, nkeyjwt.SERVER)
-            or not nkeyjwt.is_public_key(user_nkey, nkeyjwt.USER)
+        if not nkeyjwt.is_public_key(server_id, nkeyjwt.SERVER) or not nkeyjwt.is_public_key(
+            user_nkey, nkeyjwt.USER
         ):
-            log.warning("auth callout: ignoring a request that no server made")
+            log.warning(
+                "auth callout: cannot answer a request without a server id and a user nkey%s",
+                f" ({problem})" if problem else "",
+            )
             return None
-        assert isinstance(user_nkey, str)
-        connect = nats.get("connect_opts") or {}
-        client = nats.get("client_info") or {}
+        client = nats.get("client_info")
+        client = client if isinstance(client, dict) else {}
         try:
+            if problem is not None:
+                raise AuthError(problem)
+            if (
+                nats.get("type") != "authorization_request"
+                or claims.get("aud") != AUTH_REQUEST_AUDIENCE
+                or claims.get("iss") != server_id
+            ):
+                raise AuthError("the request was not made by the server it names")
             if claims.get("sub") != self.issuer:
                 raise AuthError("the request is for another issuer")
+            connect = nats.get("connect_opts")
             identity = self.identify(connect if isinstance(connect, dict) else {}, now=now)
             user_jwt = issue_user_jwt(
                 self._seed,
@@ -232,18 +273,28 @@ class AuthCalloutResponder:
         except AuthError as exc:
             log.info(
                 "auth callout: refused %s (client %s): %s",
-                client.get("host", "?") if isinstance(client, dict) else "?",
-                client.get("id", "?") if isinstance(client, dict) else "?",
+                _shown(client.get("host")),
+                _shown(client.get("id")),
                 exc,
             )
-            response = authorization_response(
-                self._seed, server_id=server_id, user_nkey=user_nkey, error=str(exc), now=now
+            error = str(exc)
+        except Exception as exc:  # a bug must refuse the client, not leave it waiting
+            log.warning(
+                "auth callout: refused %s (client %s): the responder failed: %s",
+                _shown(client.get("host")),
+                _shown(client.get("id")),
+                _describe(exc),
             )
+            error = "the auth service could not identify the client"
         else:
             log.debug("auth callout: %s %s connected", identity.kind, identity.name)
             response = authorization_response(
                 self._seed, server_id=server_id, user_nkey=user_nkey, user_jwt=user_jwt, now=now
             )
+            return response.encode()
+        response = authorization_response(
+            self._seed, server_id=server_id, user_nkey=user_nkey, error=error, now=now
+        )
         return response.encode()
 
     def identify(self, connect: Mapping[str, Any], *, now: float | None = None) -> Identity:
@@ -272,7 +323,7 @@ class AuthCalloutResponder:
             )
         if not token and isinstance(user, str) and password:
             token = password
-        if not isinstance(token, str) or not token:
+        if not token:
             raise AuthError("no credentials")
         try:
             verified = verify_player_token(self._secret, self.root, token, now=now)
@@ -286,6 +337,18 @@ class AuthCalloutResponder:
             player_permissions(self.root, verified.player),
             verified.expires,
         )
+
+
+def _shown(value: object) -> str:
+    """A value of a request, fit for one log line."""
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return repr(value)[:80]
+    return "?"
+
+
+def _describe(exc: BaseException) -> str:
+    """An exception on one line: its type and the start of its message."""
+    return f"{type(exc).__name__}: {str(exc)[:200]!r}"
 
 
 __all__ = [

@@ -18,7 +18,7 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import nacl.exceptions
 import nacl.signing
@@ -73,18 +73,18 @@ def _verify_key(public: str) -> nacl.signing.VerifyKey:
     try:
         raw = base64.b32decode(public + "=" * (-len(public) % 8))
     except (binascii.Error, ValueError):
-        raise JwtError(f"not an nkey public key: {public!r}") from None
+        raise JwtError("not an nkey public key") from None
     if len(raw) != 35 or public[:1] not in _PREFIX_BYTES:
-        raise JwtError(f"not an nkey public key: {public!r}")
+        raise JwtError("not an nkey public key")
     body, crc = raw[:-2], raw[-2:]
     if raw[0] != _PREFIX_BYTES[public[0]] or nkeys.crc16(bytearray(body)) != int.from_bytes(
         crc, "little"
     ):
-        raise JwtError(f"not an nkey public key: {public!r}")
+        raise JwtError("not an nkey public key")
     return nacl.signing.VerifyKey(bytes(body[1:]))
 
 
-def is_public_key(value: object, role: str) -> bool:
+def is_public_key(value: object, role: str) -> TypeGuard[str]:
     """Whether ``value`` is a well-formed public key of ``role``."""
     if not isinstance(value, str) or not value.startswith(role):
         return False
@@ -144,14 +144,27 @@ def encode(claims: Mapping[str, Any], seed: str, *, now: float | None = None) ->
     return f"{signing_input}.{_b64(signature)}"
 
 
-def decode(token: str | bytes, *, verify: bool = True) -> dict[str, Any]:
+def decode(token: object, *, verify: bool = True) -> dict[str, Any]:
     """The claims of ``token``; with ``verify``, only if ``iss`` signed it.
 
     This checks the form and the signature, not what the issuer may issue: the caller decides
-    which issuers to trust.
+    which issuers to trust. Whatever ``token`` is, the only exception is :class:`JwtError`.
     """
-    if isinstance(token, bytes):
-        token = token.decode("ascii", errors="replace")
+    try:
+        return _decode(token, verify)
+    except JwtError:
+        raise
+    # what hostile bytes can make the decoders raise: bad UTF-8 or numbers in the JSON, JSON
+    # nested too deeply, a signature of the wrong length
+    except (ValueError, TypeError, RecursionError, nacl.exceptions.CryptoError):
+        raise JwtError("malformed JWT") from None
+
+
+def _decode(token: object, verify: bool) -> dict[str, Any]:
+    if isinstance(token, bytes | bytearray | memoryview):
+        token = bytes(token).decode("ascii", errors="replace")
+    if not isinstance(token, str):
+        raise JwtError("a JWT is text")
     parts = token.strip().split(".")
     if len(parts) != 3:
         raise JwtError("a JWT has three parts")
@@ -162,11 +175,14 @@ def decode(token: str | bytes, *, verify: bool = True) -> dict[str, Any]:
         raise JwtError("bad JSON in JWT") from None
     if not isinstance(header, dict) or not isinstance(claims, dict):
         raise JwtError("bad JWT")
-    if str(header.get("typ", "")).upper() != "JWT" or str(header.get("alg", "")).lower() not in (
-        ALGORITHM,
-        "ed25519",
+    typ, alg = header.get("typ", ""), header.get("alg", "")
+    if (
+        not isinstance(typ, str)
+        or not isinstance(alg, str)
+        or typ.upper() != "JWT"
+        or alg.lower() not in (ALGORITHM, "ed25519")
     ):
-        raise JwtError(f"unsupported JWT header {header!r}")
+        raise JwtError("unsupported JWT header")
     if verify:
         issuer = claims.get("iss")
         if not isinstance(issuer, str):

@@ -74,8 +74,12 @@ class Credentials:
         """A new player: a fresh id and its token."""
         return self._grant(new_id("p"))
 
-    def renew(self, token: str, *, now: float | None = None) -> dict[str, Any]:
-        """A fresh token for the player of ``token``, which must be valid now."""
+    def renew(self, token: object, *, now: float | None = None) -> dict[str, Any]:
+        """A fresh token for the player of ``token``, which must be valid now.
+
+        Whatever ``token`` is, a bad one is ``bad_token``: verify_player_token raises nothing
+        but TokenError for it.
+        """
         try:
             held = verify_player_token(self.secret, self.root, token, now=now)
         except TokenError as exc:
