@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -54,13 +55,43 @@ async def _prepare() -> tuple[Any, str, str]:
     from cardroom_runtime.settings import Settings
 
     load_games()
-    settings = Settings.from_env()
+    settings = Settings.from_env()  # the database URL in its one form (postgresql+asyncpg)
     services = await discover(settings)
-    database_url = settings.database_url or await ensure_database(
-        services.database_admin_url, "cardroom"
-    )
-    await migrate.upgrade_async(database_url)
+    try:
+        database_url = settings.database_url or await ensure_database(
+            services.database_admin_url, "cardroom"
+        )
+        await migrate.upgrade_async(database_url)
+    except BaseException:
+        await services.aclose()
+        raise
     return services, database_url, settings.subject_root
+
+
+EX_CONFIG = 78
+"""The exit status of a configuration that cannot be used (sysexits.h)."""
+
+
+class _CannotStart(Exception):
+    """``serve`` failed before it was ready; the cause says why."""
+
+
+def _cannot_start(exc: BaseException, verbose: bool) -> NoReturn:
+    """One line on stderr saying what is wrong, then exit non-zero (never "ready")."""
+    from cardroom_gateway.settings import GatewaySettingsError
+    from cardroom_runtime.discovery import DiscoveryError
+    from cardroom_runtime.settings import SettingsError
+
+    # these say what is wrong in words of their own; anything else is named by its type
+    configuration = isinstance(exc, SettingsError | DiscoveryError | GatewaySettingsError)
+    text = str(exc).strip()
+    if not configuration:
+        text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if verbose:
+        logging.getLogger("cardroom").error("start-up failed", exc_info=exc)
+    sys.stderr.write(f"cardroom: cannot start: {' '.join(text.split())}\n")
+    sys.stderr.flush()
+    raise typer.Exit(EX_CONFIG if configuration else 1)
 
 
 @app.command()
@@ -72,10 +103,13 @@ def serve(
 ) -> None:
     """Run one service, or all of them in one process, until Ctrl-C."""
     _setup_logging(verbose)
-    if service is ServiceName.auth:  # no database, no JetStream: not a Host service
-        asyncio.run(_serve_auth())
-        return
-    asyncio.run(_serve(service))
+    try:
+        if service is ServiceName.auth:  # no database, no JetStream: not a Host service
+            asyncio.run(_serve_auth())
+            return
+        asyncio.run(_serve(service))
+    except _CannotStart as failed:
+        _cannot_start(failed.__cause__ or failed, verbose)
 
 
 def _required_env(name: str) -> str:
@@ -92,7 +126,10 @@ async def _serve_auth() -> None:
     from cardroom_runtime.nats import connect
     from cardroom_runtime.settings import Settings
 
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except Exception as exc:
+        raise _CannotStart() from exc
     if not settings.nats_url:
         console.print("[red]CARDROOM_NATS_URL is not set[/] (the auth user's URL)")
         raise typer.Exit(78)
@@ -106,7 +143,10 @@ async def _serve_auth() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    nc = await connect(settings.nats_url, "cardroom-auth")
+    try:
+        nc = await connect(settings.nats_url, "cardroom-auth")
+    except Exception as exc:
+        raise _CannotStart() from exc
     try:
         await nc.subscribe(responder.subject, queue=responder.queue, cb=responder.handle)
         await nc.flush()
@@ -125,7 +165,11 @@ async def _serve(service: ServiceName) -> None:
     from cardroom_runtime import heap
     from cardroom_runtime.host import Host, lower_priority
 
-    services, database_url, root = await _prepare()
+    try:
+        # a configured server that does not answer, refuses us or lacks JetStream fails here
+        services, database_url, root = await _prepare()
+    except Exception as exc:
+        raise _CannotStart() from exc
     chosen = SERVICES[service]
     if all(s.background for s in chosen):
         lower_priority()
@@ -140,7 +184,13 @@ async def _serve(service: ServiceName) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await host.start()
+    try:
+        await host.start()
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            await host.stop()
+        await services.aclose()
+        raise _CannotStart() from exc
     heap.settle()
     console.print(
         f"[bold green]cardroom[/] {service.value} is running "

@@ -31,10 +31,11 @@ async def gateway_process(
     database_url = await create_database(database_admin_url, name)
     await migrate.upgrade_async(database_url)
     port = free_port()
+    root = f"{subject_root}gw"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CARDROOM_", "PYTEST_"))} | {
         "CARDROOM_DATABASE_URL": database_url,
         "CARDROOM_NATS_URL": nats_url,
-        "CARDROOM_SUBJECT_ROOT": f"{subject_root}gw",
+        "CARDROOM_SUBJECT_ROOT": root,
         "CARDROOM_GATEWAY_HOST": "127.0.0.1",
         "CARDROOM_GATEWAY_PORT": str(port),
         "CARDROOM_GATEWAY_PLAYERS": str(PLAYERS),
@@ -48,7 +49,7 @@ async def gateway_process(
             await process.start()
         except RuntimeError:
             raise RuntimeError("\n".join(process.tail)) from None
-        yield Gateway("127.0.0.1", port, PLAYERS, process)
+        yield Gateway("127.0.0.1", port, PLAYERS, process, nats_url, root)
     finally:
         process.stop()
         await drop_database(database_admin_url, name)

@@ -29,6 +29,9 @@ class Gateway:
     port: int
     players: int
     process: ServiceProcess
+    nats_url: str
+    root: str
+    """The NATS server and subject root of the cardroom behind the gateway."""
     clients: list[SeedClient] = field(default_factory=list)
 
     async def connect(self) -> SeedClient:

@@ -78,7 +78,7 @@ async def test_configured_database_url_that_does_not_answer_is_an_error(tmp_path
         nats_url=None,
         data_dir=tmp_path,
     )
-    with pytest.raises(DiscoveryError, match=rf"CARDROOM_DATABASE_URL=.*:{port}.*does not answer"):
+    with pytest.raises(DiscoveryError, match=rf"CARDROOM_DATABASE_URL=.*:{port}.*cannot be used"):
         await discover(settings, probe_timeout=1)
 
 

@@ -87,3 +87,60 @@ def test_url_forms() -> None:
 def test_database_names_are_checked(name: str) -> None:
     with pytest.raises(ValueError, match="database name"):
         check_database_name(name)
+
+
+CANONICAL = "postgresql+asyncpg://u:p%40ss@db.example:5433/cardroom"
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        CANONICAL,
+        "postgresql://u:p%40ss@db.example:5433/cardroom",
+        "postgres://u:p%40ss@db.example:5433/cardroom",
+        "postgresql+psycopg://u:p%40ss@db.example:5433/cardroom",
+        "postgresql+psycopg2://u:p%40ss@db.example:5433/cardroom",
+        "  postgresql://u:p%40ss@db.example:5433/cardroom  ",
+    ],
+)
+def test_every_database_url_form_is_normalised_once(form: str) -> None:
+    from_env = Settings.from_env({"CARDROOM_DATABASE_URL": form})
+    assert from_env.database_url == CANONICAL
+    assert Settings(database_url=form).database_url == CANONICAL  # built directly, the same
+    assert asyncpg_dsn(form) == "postgresql://u:p%40ss@db.example:5433/cardroom"
+
+
+def test_a_unix_socket_and_libpq_sslmode_keep_their_meaning() -> None:
+    url = Settings.from_env(
+        {"CARDROOM_DATABASE_URL": "postgres://postgres@/cardroom?host=/run/pg&sslmode=require"}
+    ).database_url
+    assert url == "postgresql+asyncpg://postgres@/cardroom?host=%2Frun%2Fpg&ssl=require"
+    # asyncpg's keyword for libpq's sslmode is ssl; its DSN takes libpq's name again
+    assert asyncpg_dsn(url) == "postgresql://postgres@/cardroom?host=%2Frun%2Fpg&sslmode=require"
+    assert database_url(url, "other").endswith("/other?host=%2Frun%2Fpg&ssl=require")
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("mysql://root:s3cr3t@db/cardroom", "not a PostgreSQL URL"),
+        ("sqlite:///cardroom.db", "not a PostgreSQL URL"),
+        ("db.example:5432", "not a URL"),
+        ("://s3cr3t@", "not a URL"),
+    ],
+)
+def test_a_database_url_that_is_not_postgresql_is_a_clear_error(value: str, says: str) -> None:
+    with pytest.raises(SettingsError, match=f"CARDROOM_DATABASE_URL: {says}") as refused:
+        Settings.from_env({"CARDROOM_DATABASE_URL": value})
+    assert "s3cr3t" not in str(refused.value)
+    with pytest.raises(ValidationError) as invalid:
+        Settings(database_url=value)
+    assert "s3cr3t" not in str(invalid.value)
+
+
+def test_nats_urls_are_redacted_for_messages() -> None:
+    from cardroom_runtime.nats import redact as redact_nats
+
+    assert redact_nats("nats://127.0.0.1:4222") == "nats://127.0.0.1:4222"
+    assert redact_nats("nats://u:s3cr3t@h:4222") == "nats://u:***@h:4222"
+    assert redact_nats("nats://t0ken@h:4222,tls://h2:4222") == "nats://***@h:4222,tls://h2:4222"

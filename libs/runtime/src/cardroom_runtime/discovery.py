@@ -3,7 +3,8 @@
 Each of the two is looked for in this order, and the first that answers is used:
 
 1. the URL from the environment (``CARDROOM_DATABASE_URL``, ``CARDROOM_NATS_URL``). A URL that
-   is set but does not answer is an **error**, not skipped: whoever set it wants that server;
+   is set but cannot be used (no answer, a wrong password, a missing database, a NATS without
+   JetStream) is an **error**, not skipped: whoever set it wants that server;
 2. a local server on its default port: PostgreSQL on 127.0.0.1:5432 (user ``postgres``, trust
    authentication, database ``postgres``), NATS on 127.0.0.1:4222 with JetStream enabled;
 3. a container started with testcontainers, when a Docker engine answers;
@@ -33,6 +34,7 @@ import asyncpg
 import nats
 
 from .embedded import EmbeddedNats, EmbeddedPostgres, Reaper, _quiet_error_cb
+from .nats import redact as redact_nats
 from .postgres import (
     asyncpg_dsn,
     create_database,
@@ -69,10 +71,16 @@ PROBE_TIMEOUT = 2.0
 
 
 class DiscoveryError(RuntimeError):
-    """No usable server was found (or a configured one does not answer)."""
+    """No usable server was found (or a configured one cannot be used); the message says why
+    in one line."""
 
 
 def _reason(exc: BaseException) -> str:
+    """What went wrong, in one line."""
+    if isinstance(exc, DiscoveryError):
+        return str(exc)
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
     text = str(exc).strip().splitlines()
     first = text[0] if text else ""
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
@@ -105,7 +113,10 @@ async def probe_nats(url: str, probe_timeout: float = PROBE_TIMEOUT) -> None:
             try:
                 await nc.jetstream(timeout=timeout).account_info()
             except Exception as exc:
-                raise DiscoveryError(f"JetStream is not enabled on {url} ({_reason(exc)})") from exc
+                raise DiscoveryError(
+                    f"no JetStream there ({_reason(exc)}); cardroom needs a nats-server "
+                    "with JetStream enabled (-js)"
+                ) from exc
         finally:
             await nc.close()
 
@@ -314,7 +325,7 @@ async def _find_postgres(
             await probe_postgres(url, probe_timeout)
         except Exception as exc:
             raise DiscoveryError(
-                f"{ENV_DATABASE_URL}={redact(url)} does not answer: {_reason(exc)}. "
+                f"{ENV_DATABASE_URL}={redact(url)} cannot be used: {_reason(exc)}. "
                 f"Fix it, or unset it to let cardroom find or start a server."
             ) from exc
         return _Found(url, f"{ENV_DATABASE_URL} ({redact(url)})")
@@ -356,10 +367,10 @@ async def _find_nats(
             await probe_nats(url, probe_timeout)
         except Exception as exc:
             raise DiscoveryError(
-                f"{ENV_NATS_URL}={url} does not answer with JetStream: {_reason(exc)}. "
+                f"{ENV_NATS_URL}={redact_nats(url)} cannot be used: {_reason(exc)}. "
                 f"Fix it, or unset it to let cardroom find or start a server."
             ) from exc
-        return _Found(url, f"{ENV_NATS_URL} ({url})")
+        return _Found(url, f"{ENV_NATS_URL} ({redact_nats(url)})")
     if mode in ("auto", "local"):
         try:
             await probe_nats(LOCAL_NATS_URL, probe_timeout)

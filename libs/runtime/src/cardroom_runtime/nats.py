@@ -7,6 +7,7 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import nats
 from nats.aio.client import Client
@@ -18,6 +19,24 @@ log = logging.getLogger(__name__)
 
 DUPLICATE_WINDOW = 120.0  # seconds: JetStream de-duplicates Nats-Msg-Id within this window
 STREAM_EXISTS_ERR = 10058  # "stream name already in use with a different configuration"
+
+
+def redact(url: str) -> str:
+    """``url`` (or several, comma-separated) with passwords and tokens hidden, for messages."""
+
+    def one(part: str) -> str:
+        try:
+            parsed = urlsplit(part.strip())
+        except ValueError:
+            return "(not a URL)"
+        if parsed.username is None and parsed.password is None:
+            return part.strip()
+        host = parsed.netloc.rpartition("@")[2]
+        # a lone name before the @ is a token, itself a secret
+        user = "***" if parsed.password is None else f"{parsed.username}:***"
+        return urlunsplit(parsed._replace(netloc=f"{user}@{host}"))
+
+    return ",".join(one(part) for part in url.split(","))
 
 
 async def connect(
@@ -97,4 +116,4 @@ async def ensure_stream(
         return await js.add_stream(wanted)
 
 
-__all__ = ["DUPLICATE_WINDOW", "connect", "ensure_stream", "nats"]
+__all__ = ["DUPLICATE_WINDOW", "connect", "ensure_stream", "nats", "redact"]

@@ -1,8 +1,12 @@
 """PostgreSQL URL conversion and database administration helpers.
 
-URLs are handled in SQLAlchemy form (``postgresql+asyncpg://user:password@host:port/db``,
-or ``postgresql+asyncpg://user:@/db?host=/socket/dir`` for a Unix socket);
-:func:`asyncpg_dsn` turns one into the plain form asyncpg and libpq accept.
+Every form of a PostgreSQL URL is accepted: ``postgresql://``, ``postgres://`` and
+``postgresql+<driver>://`` (cardroom always connects with asyncpg), with a Unix socket as
+``?host=/socket/dir`` and libpq's ``?sslmode=``. :func:`sqlalchemy_url` turns any of them into
+the one form SQLAlchemy's asyncpg dialect takes (``postgresql+asyncpg://user:password@host:port/db``,
+``sslmode`` as ``ssl``); :func:`asyncpg_dsn` into the plain form asyncpg and libpq take.
+:class:`~cardroom_runtime.settings.Settings` normalises ``CARDROOM_DATABASE_URL`` once, so
+everything downstream sees the first form.
 """
 
 from __future__ import annotations
@@ -12,19 +16,45 @@ import re
 
 import asyncpg
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 
 # Names this module creates: lower-case identifiers, so no quoting surprises.
 _DB_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 DEFAULT_TIMEOUT = 10.0
 
+EXAMPLE = "postgresql://user:password@host:5432/database"
+
+_BACKENDS = frozenset({"postgresql", "postgres"})
+
 
 def _url(url: str | URL) -> URL:
-    parsed = make_url(url) if isinstance(url, str) else url
-    backend = parsed.get_backend_name()
-    if backend != "postgresql":
-        raise ValueError(f"not a PostgreSQL URL: {parsed.render_as_string(hide_password=True)}")
+    """``url`` parsed; ValueError (without the password) unless it is a PostgreSQL URL."""
+    if isinstance(url, URL):
+        parsed = url
+    else:
+        try:
+            parsed = make_url(url.strip())
+        except ArgumentError:
+            raise ValueError(f"not a URL; expected {EXAMPLE}") from None
+    if parsed.get_backend_name() not in _BACKENDS:
+        shown = parsed.render_as_string(hide_password=True)
+        raise ValueError(f"not a PostgreSQL URL: {shown}; expected {EXAMPLE}")
     return parsed
+
+
+def _rename_query(url: URL, old: str, new: str) -> URL:
+    """``url`` with its query parameter ``old`` (if any) named ``new``."""
+    if old not in url.query:
+        return url
+    value = url.query[old]
+    return url.difference_update_query([old]).update_query_dict({new: value})
+
+
+def _alchemy(url: URL) -> URL:
+    # SQLAlchemy's asyncpg dialect passes the query on as keyword arguments of
+    # asyncpg.connect(), which calls libpq's sslmode ``ssl``
+    return _rename_query(url.set(drivername="postgresql+asyncpg"), "sslmode", "ssl")
 
 
 def _render(url: URL) -> str:
@@ -32,28 +62,32 @@ def _render(url: URL) -> str:
 
 
 def sqlalchemy_url(url: str | URL) -> str:
-    """The SQLAlchemy asyncpg form of a PostgreSQL URL (``postgresql+asyncpg://...``)."""
-    return _render(_url(url).set(drivername="postgresql+asyncpg"))
+    """The SQLAlchemy asyncpg form of a PostgreSQL URL (``postgresql+asyncpg://...``) from any
+    of its forms. Idempotent; ValueError for anything but a PostgreSQL URL."""
+    return _render(_alchemy(_url(url)))
 
 
 def asyncpg_dsn(url: str | URL) -> str:
     """The asyncpg/libpq form of a PostgreSQL URL: ``postgresql://...``, no ``+driver``.
 
-    Query parameters such as ``host=/socket/dir`` are kept.
+    Query parameters such as ``host=/socket/dir`` are kept (``ssl`` as libpq's ``sslmode``).
     """
-    return _render(_url(url).set(drivername="postgresql"))
+    return _render(_rename_query(_url(url).set(drivername="postgresql"), "ssl", "sslmode"))
 
 
 def database_url(url: str | URL, name: str) -> str:
     """The same server and credentials as ``url``, database ``name`` (SQLAlchemy form)."""
-    return _render(_url(url).set(drivername="postgresql+asyncpg", database=name))
+    return _render(_alchemy(_url(url)).set(database=name))
 
 
 def redact(url: str | URL) -> str:
     """``url`` with its password (if it has one) hidden, for logs and reports."""
     if not url:
         return ""
-    parsed = make_url(url)
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return "(not a URL)"
     return parsed.render_as_string(hide_password=bool(parsed.password))
 
 

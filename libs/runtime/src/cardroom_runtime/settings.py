@@ -3,7 +3,10 @@
 Every cardroom process and the test suite read the same variables:
 
 ``CARDROOM_DATABASE_URL``
-    PostgreSQL URL (``postgresql+asyncpg://...`` or ``postgresql://...``). Unset: discover.
+    PostgreSQL URL: ``postgresql+asyncpg://user:pass@host:5432/db``, ``postgresql://...`` or
+    ``postgres://...`` (see :mod:`cardroom_runtime.postgres`). Unset: discover. It is
+    normalised here, once, to the ``postgresql+asyncpg://`` form every component takes, and
+    anything but a PostgreSQL URL is a :class:`SettingsError`.
 ``CARDROOM_NATS_URL``
     NATS URL (``nats://host:port``); the server must have JetStream enabled. Unset: discover.
 ``CARDROOM_SUBJECT_ROOT``
@@ -26,6 +29,8 @@ from typing import Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .postgres import sqlalchemy_url
+
 ServicesMode = Literal["auto", "local", "containers", "embedded"]
 SERVICES_MODES: tuple[str, ...] = get_args(ServicesMode)
 
@@ -46,7 +51,8 @@ class SettingsError(ValueError):
 class Settings(BaseModel):
     """The settings every cardroom process shares. Immutable."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # a refused URL may hold a password: errors do not repeat the input
+    model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
     database_url: str | None = None
     nats_url: str | None = None
@@ -69,6 +75,11 @@ class Settings(BaseModel):
         if value is not None and not value.strip():
             return None
         return value.strip() if value is not None else None
+
+    @field_validator("database_url")
+    @classmethod
+    def _one_form(cls, value: str | None) -> str | None:
+        return None if value is None else sqlalchemy_url(value)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -94,11 +105,17 @@ class Settings(BaseModel):
                 f"{ENV_SUBJECT_ROOT}={root!r}: must be one NATS token "
                 "(letters, digits, '_' or '-'; no dots, spaces or wildcards)"
             )
+        database_url = get(ENV_DATABASE_URL)
+        if database_url is not None:
+            try:
+                database_url = sqlalchemy_url(database_url)
+            except ValueError as exc:
+                raise SettingsError(f"{ENV_DATABASE_URL}: {exc}") from None
         data_dir = Path(get(ENV_DATA_DIR) or ".cardroom").expanduser()
         if not data_dir.is_absolute():
             data_dir = Path.cwd() / data_dir
         return cls(
-            database_url=get(ENV_DATABASE_URL),
+            database_url=database_url,
             nats_url=get(ENV_NATS_URL),
             subject_root=root,
             data_dir=data_dir,

@@ -90,7 +90,69 @@ def error_line(code: LineErrorCode, message: str) -> dict[str, Any]:
 
 
 def encode(line: Mapping[str, Any]) -> bytes:
-    return json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    # ASCII only: a string that cannot be encoded as UTF-8 (a lone surrogate) is escaped
+    # rather than failing the write
+    return json.dumps(line, separators=(",", ":")).encode() + b"\n"
+
+
+INT64 = (-(2**63), 2**63 - 1)
+"""A CARD's numbers are integers in this range: what every storage and language holds."""
+
+_DIGITS = 19
+"""The most digits an integer of 64 bits has. Longer ones are never converted: Python refuses
+to convert more than 4,300 digits, and converting long ones costs quadratic time."""
+
+_CLIENT_KEYS = frozenset({"type", "data"})
+_CARD_KEYS = frozenset({"face", "bull"})
+
+
+class _TooLong:
+    """An integer literal of more digits than any 64-bit integer (it is not converted)."""
+
+
+_TOO_LONG = _TooLong()
+
+
+class _Refused(Exception):
+    """Raised inside the JSON parser's hooks; :func:`parse` turns it into a LineError."""
+
+    def __init__(self, code: LineErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _int(literal: str) -> int | _TooLong:
+    if len(literal) - literal.startswith("-") > _DIGITS:
+        return _TOO_LONG
+    return int(literal)
+
+
+def _constant(name: str) -> Any:
+    # NaN, Infinity and -Infinity are Python's extensions, not JSON
+    raise _Refused(LineErrorCode.MALFORMED, f"not one JSON value: {name} is not JSON")
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        # parsers disagree on which of two values wins: refuse rather than guess
+        raise _Refused(LineErrorCode.BAD_MESSAGE, "an object names one key twice")
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_int=_int, parse_constant=_constant, object_pairs_hook=_object)
+
+
+def _loads(text: str) -> Any:
+    """One JSON value as RFC 8259 has it (the standard decoder also takes NaN and Infinity,
+    lets the last of two equal keys win, and converts integers of any length)."""
+    return _DECODER.decode(text)
+
+
+def blank(raw: bytes) -> bool:
+    """Whether a line holds nothing but JSON whitespace (it is then no message at all)."""
+    return not raw.strip(b" \t\r\n")
 
 
 def parse(raw: bytes) -> Incoming:
@@ -98,13 +160,24 @@ def parse(raw: bytes) -> Incoming:
 
     Only the shape is checked here (the types a client may send and their ``data``); whether
     the message is expected now, and whether the card is in the hand, is decided later.
+    Every failure is a :class:`LineError`, whatever the bytes.
     """
     try:
-        value = json.loads(raw.decode("utf-8"))
+        value = _loads(raw.decode("utf-8"))
+    except _Refused as exc:
+        raise LineError(exc.code, exc.message) from None
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise LineError(LineErrorCode.MALFORMED, f"not one JSON value: {exc}") from None
-    if not isinstance(value, dict) or not isinstance(value.get("type"), str):
-        raise LineError(LineErrorCode.BAD_MESSAGE, 'a message is {"type": string, "data": ...}')
+        # the reason names a position, never the client's bytes
+        reason = "too deeply nested" if isinstance(exc, RecursionError) else str(exc)
+        raise LineError(LineErrorCode.MALFORMED, f"not one JSON value: {reason}") from None
+    if (
+        type(value) is not dict
+        or type(value.get("type")) is not str
+        or not _CLIENT_KEYS.issuperset(value)
+    ):
+        raise LineError(
+            LineErrorCode.BAD_MESSAGE, 'a message is {"type": string, "data": ...}, nothing more'
+        )
     kind: str = value["type"]
     data = value.get("data")
     if kind == REGISTER_REQUEST:
@@ -114,10 +187,11 @@ def parse(raw: bytes) -> Incoming:
         if not _is_card(data):
             raise LineError(
                 LineErrorCode.BAD_MESSAGE,
-                'play_response: data must be a CARD {"face": number, "bull": number}',
+                'play_response: data must be a CARD {"face": integer, "bull": integer} '
+                "(integers of 64 bits)",
             )
     elif kind == p.CHOOSE_RESPONSE:
-        if data not in ROWS:
+        if type(data) is not str or data not in ROWS:
             raise LineError(
                 LineErrorCode.BAD_MESSAGE,
                 f"choose_response: data must be a STACK_ID, one of {', '.join(ROWS)}",
@@ -134,11 +208,10 @@ def parse(raw: bytes) -> Incoming:
 
 
 def _is_card(data: Any) -> bool:
-    if not isinstance(data, dict):
+    if type(data) is not dict or data.keys() != _CARD_KEYS:
         return False
-    return all(
-        isinstance(data.get(k), int) and not isinstance(data.get(k), bool) for k in ("face", "bull")
-    )
+    low, high = INT64
+    return all(type(data[k]) is int and low <= data[k] <= high for k in _CARD_KEYS)
 
 
 def register_response(player: str, seats: list[str], config: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ import secrets
 from typing import Any, ClassVar
 
 from cardroom_client import CardroomError, Client
+from cardroom_games.take5.protocol import PLAY_RESPONSE
 from cardroom_runtime.host import Service
 from cardroom_wire import ErrorCode, Notification
 
@@ -37,6 +38,7 @@ from .lines import (
     Incoming,
     LineError,
     LineErrorCode,
+    blank,
     encode,
     error_line,
     parse,
@@ -150,6 +152,10 @@ class Seat:
                 f"{incoming.type} is not expected now (the open request is {asked})",
             )
             return
+        if incoming.type == PLAY_RESPONSE and not self.gateway.in_deck(incoming.data):
+            # no hand holds it: refused here, so that no number beyond the deck leaves the edge
+            await self.refuse(LineErrorCode.ILLEGAL_MOVE, "that card is not in your hand")
+            return
         game = self.game
         assert game is not None
         command = {"type": incoming.type, "data": incoming.data}
@@ -194,6 +200,24 @@ class Seat:
             await self.conn.close()
 
 
+async def _next_line(reader: asyncio.StreamReader) -> bytes | None:
+    """The next line, with its ``\\n``; ``b""`` once the client has closed (a last line without
+    its ``\\n`` first); None for a line longer than the reader's limit, which is read to its
+    end and dropped whole, so that no part of it is taken for a line of its own."""
+    too_long = False
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.LimitOverrunError as exc:
+            # drop what the reader holds of the line (never its end) and read on
+            await reader.readexactly(exc.consumed)
+            too_long = True
+            continue
+        except asyncio.IncompleteReadError as exc:
+            return b"" if too_long else exc.partial
+        return None if too_long else line
+
+
 def _line_error(exc: CardroomError) -> tuple[LineErrorCode, str]:
     if exc.code == ErrorCode.ILLEGAL_MOVE:
         return LineErrorCode.ILLEGAL_MOVE, exc.message
@@ -215,7 +239,10 @@ class Gateway(Service):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.settings = self.settings_override or GatewaySettings.from_env()
-        self.settings.take5_config()  # refuse a bad configuration at start, not per table
+        take5 = self.settings.take5_config()  # refuses a bad configuration at start
+        bulls = take5.bull_values()
+        self.deck = frozenset((face, bulls[face]) for face in range(1, take5.deck_size + 1))
+        """Every card of this gateway's tables, as (face, bull)."""
         self.server: asyncio.Server | None = None
         self.waiting: list[Connection] = []
         self.connections: set[Connection] = set()
@@ -229,6 +256,9 @@ class Gateway(Service):
         if self.server is None or not self.server.sockets:
             return None
         return int(self.server.sockets[0].getsockname()[1])
+
+    def in_deck(self, card: dict[str, Any]) -> bool:
+        return (card["face"], card["bull"]) in self.deck
 
     def track(self, task: asyncio.Task[Any]) -> None:
         self._tasks.add(task)
@@ -309,10 +339,10 @@ class Gateway(Service):
         while not conn.closed.is_set():
             try:
                 if conn.registered:
-                    raw = await conn.reader.readline()
+                    raw = await _next_line(conn.reader)
                 else:  # a connection that never registers must not hold a socket for ever
                     async with asyncio.timeout_at(registering):
-                        raw = await conn.reader.readline()
+                        raw = await _next_line(conn.reader)
             except TimeoutError:
                 await conn.send_quietly(
                     error_line(
@@ -321,7 +351,7 @@ class Gateway(Service):
                     )
                 )
                 return
-            except ValueError:  # longer than the limit: the stream dropped what it held
+            if raw is None:
                 await self._refuse(
                     conn,
                     LineErrorCode.LINE_TOO_LONG,
@@ -330,7 +360,7 @@ class Gateway(Service):
                 continue
             if not raw:
                 return  # the client closed its side
-            if not raw.strip():
+            if blank(raw):
                 continue  # blank lines are not messages
             await self._on_line(conn, raw)
 

@@ -63,6 +63,8 @@ class Relay(Service):
         self._nc = await connect(self.rt.nats_url, "cardroom-relay")
         self._js = self._nc.jetstream(publish_async_max_pending=BATCH)
         self.position = await self.store.checkpoint(CHECKPOINT)
+        # listen now: a store the relay cannot listen to fails the start, not every poll
+        await self.store.wait_for_append(timeout=0)
         self._task = asyncio.create_task(self._run(), name="relay")
 
     async def stop(self) -> None:
