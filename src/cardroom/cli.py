@@ -234,22 +234,20 @@ async def _bots(game: str, tables: int, players: int, kinds: Sequence[str]) -> N
 
     load_games()
     settings = Settings.from_env()
-    services = await discover(settings, mode=None)
+    # bots are players: they need NATS only, and register each seat with the lobby (their own
+    # tokens, no service credentials)
+    services = None if settings.nats_url else await discover(settings, mode=None)
+    nats_url = settings.nats_url or (services.nats_url if services else "")
     try:
         results = await asyncio.gather(
             *(
-                play_table(
-                    services.nats_url,
-                    game,
-                    [f"bot{t}x{p}" for p in range(players)],
-                    subject_root=settings.subject_root,
-                    kinds=kinds,
-                )
-                for t in range(tables)
+                play_table(nats_url, game, players, subject_root=settings.subject_root, kinds=kinds)
+                for _ in range(tables)
             )
         )
     finally:
-        await services.aclose()
+        if services is not None:
+            await services.aclose()
     out = RichTable(title=f"{len(results)} {game} game(s)")
     out.add_column("game")
     out.add_column("ranking")

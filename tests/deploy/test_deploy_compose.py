@@ -144,11 +144,22 @@ def test_no_secret_is_written_in_the_compose_file(config: dict[str, Any]) -> Non
         assert Path(secret["file"]).parent == DEPLOY / "secrets"
     for name, service in config["services"].items():
         for key, value in (service.get("environment") or {}).items():
+            if key.endswith("_URL") and "@" not in str(value):
+                continue  # a URL without credentials is no secret
             if "PASSWORD" in key or "SECRET" in key or "SEED" in key or key.endswith("_URL"):
                 assert key.endswith("_FILE"), f"{name}: {key} must come from a secret file"
                 assert str(value).startswith("/run/secrets/"), f"{name}: {key}={value}"
     assert "secrets/" in (DEPLOY / ".gitignore").read_text()
     assert "deploy/secrets" in (DEPLOY / "Dockerfile.dockerignore").read_text()
+
+
+def test_the_bots_are_players_without_credentials(config: dict[str, Any]) -> None:
+    # each bot registers with the lobby as a guest and plays with its own token: the
+    # container holds neither the services' NATS password nor the database's
+    bots = config["services"]["bots"]
+    assert not bots.get("secrets")
+    assert bots["environment"]["CARDROOM_NATS_URL"] == "nats://nats:4222"
+    assert not any("DATABASE" in key for key in bots["environment"])
 
 
 def test_the_nats_configuration() -> None:
