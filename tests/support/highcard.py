@@ -22,21 +22,23 @@ from cardroom_engine import Event, GameRules, Message, Outcome, Rejection, parse
 from cardroom_wire import ErrorCode
 from pydantic import BaseModel, ConfigDict, Field
 
+# strict, as cardroom_engine.parse_command asks of a game: JSON true is not 1, "1" is no number
+
 
 class Config(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     rounds: int = Field(default=3, ge=1, le=50)
     max_value: int = Field(default=100, ge=2, le=1_000_000)
 
 
 class Bet(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     type: Literal["bet"]
     amount: int = Field(ge=1, le=3)
 
 
 class Fold(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
     type: Literal["fold"]
 
 
@@ -90,7 +92,7 @@ class HighCard(GameRules[State]):
     ) -> list[Event]:
         kind = command.get("type")
         if kind not in ("bet", "fold"):
-            raise Rejection(ErrorCode.UNKNOWN_COMMAND, f"highcard has no command {kind!r}")
+            raise Rejection(ErrorCode.UNKNOWN_COMMAND, "highcard knows the commands bet and fold")
         if state.phase != "betting" or state.turn != actor or not state.prompted:
             raise Rejection(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
         if kind == "bet":

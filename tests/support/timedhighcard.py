@@ -18,7 +18,7 @@ from support.highcard import Config, HighCard, State
 
 
 class TimedConfig(Config):
-    think: float | None = Field(default=None, gt=0, le=3600)
+    think: float | None = Field(default=None, gt=0, le=3600, allow_inf_nan=False)
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ async def test_a_manual_clock_drives_the_turn_timeout(make_stack: MakeStack) -> 
     stack = await make_stack(timers=ManualTimers)
     timers = stack.service(ManualTimers)
     assert isinstance(timers, ManualTimers)
-    config = {"rounds": 1, "table": {"turn_timeout": 60, "ack_timeout": None}}
+    config = {"rounds": 1, "table": {"turn_timeout": 60, "ack_timeout": 3600}}
     game, seats = await _silent_table(stack, config, game_type="highcard")
 
     def prompted() -> bool:

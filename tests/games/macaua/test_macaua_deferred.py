@@ -2,7 +2,7 @@
 from the move's ``prev_hash``) and the masked cards a shuffle or mask step leaves (each
 parsed when first read). These pin down that every deferred value equals the eager, checked
 computation at every state of whole games, whatever order the values are read in, and that
-a command the chain cannot hash still fails in decide."""
+a command the chain could not hash is refused in decide."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from cardroom_engine import Event, Table, TableState
-from cardroom_games.macaua import HeuristicBot, MacauaBot, RandomMacauaBot
+from cardroom_engine import Event, Rejection, Table, TableState
+from cardroom_games.macaua import BAD_SIGNATURE, HeuristicBot, MacauaBot, RandomMacauaBot
 from cardroom_games.macaua.rules import MaskedCards, genesis_hash
 from cardroom_mentalpoker import (
     MaskedCard,
@@ -192,21 +192,21 @@ def test_deferred_values_are_the_eager_ones_in_special_games(make: Callable[[], 
     assert {"macaua.reshuffled"} <= kinds or {"macaua.shuffle_proof"} <= kinds
 
 
-@pytest.mark.parametrize(("signer", "error"), [(1.5, TypeError), ("\ud800", UnicodeEncodeError)])
-def test_a_move_the_chain_cannot_hash_still_fails_in_its_command(
-    signer: object, error: type[Exception]
-) -> None:
-    """The envelope's signer is not signed nor checked; before the digest was deferred,
-    evolve failed on one it cannot encode while the command was decided: it still does."""
+@pytest.mark.parametrize("signer", [1.5, "\ud800", 7, ["x"], None, "ab" * 32])
+def test_a_move_the_chain_could_not_hash_is_refused_in_its_command(signer: object) -> None:
+    """The envelope's signer is not signed, but it is stored and hashed into the chain: only
+    the player's own verify key may stand there, so evolve's deferred digest never meets one
+    it cannot encode, and nothing else is changed by the refusal."""
     h = Harness(2, seed=3)
     h.to_play()
     player = h.game.waiting[0]
     command = h.bots[player].sign(h.gview(player), {"kind": "draw"})
     before = h.local.state
-    with pytest.raises(error):
+    with pytest.raises(Rejection) as refused:
         h.table.decide(before, player, {**command, "signer": signer}, h.rng, gate_open=True)
+    assert refused.value.code == BAD_SIGNATURE
     assert h.local.state is before
-    h.send(player, {**command, "signer": 7})  # one it can hash is taken, as before
+    h.send(player, command)  # the same move with its true signer is taken
     assert h.game.seq == before.game.seq + 1
 
 

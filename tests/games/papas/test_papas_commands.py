@@ -65,7 +65,8 @@ def position() -> Harness:
         ("a", {"type": "PlayCard", "card": 67, "extra": 1}, "bad_request"),
         ("a", {"type": "PlayCard", "card": -1}, "card_not_in_hand"),
         ("a", {"type": "PlayCard", "card": 103}, "card_not_in_hand"),
-        ("a", {"type": "PlayCard", "card": 10**30}, "card_not_in_hand"),
+        ("a", {"type": "PlayCard", "card": 2**63 - 1}, "card_not_in_hand"),
+        ("a", {"type": "PlayCard", "card": 10**30}, "bad_request"),  # beyond 64 bits
         ("a", {"type": "PlayCard", "card": 80}, "card_not_in_hand"),  # b's look ahead
         ("a", {"type": "PlayCard", "card": 0}, "not_playable"),  # a potato
         ("b", {"type": "PlayCard", "card": 80}, "not_your_turn"),

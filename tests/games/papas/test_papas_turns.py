@@ -8,6 +8,7 @@ import random
 from cardroom_engine import Deadline, Table
 from cardroom_engine.simulate import new_game
 from cardroom_games.papas import GAME
+from cardroom_games.papas.cards import CARD_NAME
 from papas_testkit import Harness, card_ids, make_state
 
 
@@ -272,6 +273,14 @@ def test_house_action_passes_and_ends_turns() -> None:
     h.play("a", "harry_potato")
     assert GAME.house_action(h.state, "b", h.rng) == {"type": "SkipReaction", "window": 1}
     assert GAME.house_action(h.state, "a", h.rng) is None
+
+
+def test_house_action_plays_a_threesome_so_a_table_of_away_players_ends() -> None:
+    h = Harness(make_state({"a": ["potato"] * 3 + ["harry_potato"], "b": ["no_dude"]}))
+    action = GAME.house_action(h.state, "a", h.rng)
+    assert action is not None
+    assert action["type"] == "PlayThreesome"
+    assert {CARD_NAME[c] for c in action["cards"]} == {"potato"}
 
 
 # -- the end ---------------------------------------------------------------------------------------

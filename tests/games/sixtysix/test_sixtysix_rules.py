@@ -255,7 +255,9 @@ BAD_FIELDS: list[tuple[Any, str]] = [
     ({"type": "PickOwnCard", "cardIndex": [1]}, "bad_request"),
     ({"type": "PickOwnCard", "cardIndex": 4}, "illegal_move"),
     ({"type": "PickOwnCard", "cardIndex": -1}, "illegal_move"),
-    ({"type": "PickOwnCard", "cardIndex": 10**30}, "illegal_move"),
+    ({"type": "PickOwnCard", "cardIndex": 2**63 - 1}, "illegal_move"),
+    ({"type": "PickOwnCard", "cardIndex": 2**63}, "bad_request"),  # beyond 64 bits
+    ({"type": "ShowCards", "cardIndexes": [0, 1] * 40}, "bad_request"),  # no hand so long
     ({"type": "ShowCards"}, "bad_request"),
     ({"type": "ShowCards", "cardIndexes": "01"}, "bad_request"),
     ({"type": "ShowCards", "cardIndexes": [0, False]}, "bad_request"),

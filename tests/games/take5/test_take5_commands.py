@@ -50,7 +50,8 @@ PLAY_CASES: list[tuple[str, Any, str]] = [
     ("a", {"type": "play_response", "data": {"face": 99, "bull": 5}}, "illegal_move"),  # deck
     ("a", {"type": "play_response", "data": {"face": 5, "bull": 1}}, "illegal_move"),  # bull
     ("a", {"type": "play_response", "data": {"face": -5, "bull": 2}}, "illegal_move"),
-    ("a", {"type": "play_response", "data": {"face": 10**30, "bull": 2}}, "illegal_move"),
+    ("a", {"type": "play_response", "data": {"face": 2**63 - 1, "bull": 2}}, "illegal_move"),
+    ("a", {"type": "play_response", "data": {"face": 10**30, "bull": 2}}, "bad_request"),
     ("a", {"type": "play_response", "data": {"face": 10, "bull": 3}}, "illegal_move"),  # row
     ("b", play_cmd(61), ALREADY_PLAYED),
     ("zed", play_cmd(5), "not_your_turn"),

@@ -4,6 +4,7 @@ Pure: no I/O, no asyncio, no clocks. Services feed it commands, acks and randomn
 persist what it returns.
 """
 
+from . import inputs
 from .game import (
     Bot,
     BotFactory,
@@ -61,6 +62,7 @@ __all__ = [
     "TableDeadline",
     "TableOptions",
     "TableState",
+    "inputs",
     "parse_command",
     "registry",
 ]

@@ -10,7 +10,9 @@ The contract, in the order the engine calls it:
 - ``start(state, rng)``: the deal, as events. All randomness is drawn from ``rng`` here or in
   ``decide``/``follow_up`` and its outcome written into the events, so replay never re-rolls.
 - ``decide(state, actor, command, rng)``: validate one player's command and return the
-  events it causes, or raise :class:`Rejection`. Never mutates.
+  events it causes, or raise :class:`Rejection`. Never mutates. Any JSON value may stand in
+  any field: read them with :mod:`cardroom_engine.inputs` (or a strict pydantic model and
+  :func:`parse_command`), so that nothing but a Rejection comes out.
 - ``evolve(state, event)``: pure and total; the only way state changes.
 - ``notify(before, event, after)``: ``{player: message}`` for this event, in the game's own
   protocol shape. The keys are exactly the players who must acknowledge it (the gate).
@@ -56,6 +58,22 @@ class Rejection(WireError):
     The message must not reveal hidden information (it is sent to the player and may be
     logged), e.g. "that card is not in your hand" is fine, "player B holds it" is not.
     """
+
+
+def cut(name: object, limit: int = 40) -> str:
+    """A name someone sent (a field, a key), cut short enough to repeat in a message."""
+    text = str(name)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def rejection_of(
+    exc: ValidationError, code: str | ErrorCode, prefix: str = "", default: str = ""
+) -> Rejection:
+    """The first error pydantic found, as a rejection: ``location: message``. pydantic's
+    messages do not repeat the input, but a location may be a key the sender chose: cut."""
+    first = exc.errors()[0]
+    where = ".".join(cut(p) for p in (prefix, *first["loc"]) if p != "") or default
+    return Rejection(code, f"{where}: {first['msg']}" if where else str(first["msg"]))
 
 
 @dataclass(frozen=True)
@@ -160,9 +178,7 @@ class GameRules(Generic[S]):
         try:
             return self.config_model.model_validate(dict(raw))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "config"
-            raise Rejection(ErrorCode.BAD_CONFIG, f"{loc}: {first['msg']}") from None
+            raise rejection_of(exc, ErrorCode.BAD_CONFIG, default="config") from None
 
     def check_start(self, config: Any, seats: Sequence[str]) -> None:
         """Raise a Rejection (``bad_config``) if the game cannot start with these seats."""
@@ -189,10 +205,11 @@ class GameRules(Generic[S]):
 
 
 def parse_command(model: type[C], command: Command) -> C:
-    """Validate a command's fields against a pydantic model, as a ``bad_request`` Rejection."""
+    """Validate a command's fields against a pydantic model, as a ``bad_request`` Rejection.
+    Declare the model strict (``ConfigDict(strict=True)``), so that ``true`` is no 1 and
+    ``"1"`` no number, and bound every field; or read the fields with
+    :mod:`cardroom_engine.inputs`."""
     try:
         return model.model_validate(dict(command))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "command"
-        raise Rejection(ErrorCode.BAD_REQUEST, f"{loc}: {first['msg']}") from None
+        raise rejection_of(exc, ErrorCode.BAD_REQUEST, default="command") from None

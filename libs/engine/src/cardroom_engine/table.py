@@ -8,8 +8,9 @@ before the start and after the end; everything else is the game's business.
 Around the game the table also keeps time and presence:
 
 - table options (:class:`TableOptions`, ``config["table"]`` at create): ``ack_timeout``, the
-  seconds an addressee has to acknowledge before it is marked away, and ``turn_timeout``, the
-  seconds after which the house plays for every player who must act (off by default);
+  seconds an addressee has to acknowledge before it is marked away (always finite), and
+  ``turn_timeout``, the seconds after which the house plays for every player who must act
+  (off by default);
 - ``table.away`` / ``table.back`` mark a player away and back; every other seat is told
   (``PlayerAway`` / ``PlayerBack``). While a player is away the house bot plays for them
   (:meth:`Table.house_moves`, the game's ``house_action``);
@@ -23,7 +24,6 @@ in events) and an RNG, and persists what comes back; the timers service keeps th
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,7 +32,7 @@ from typing import Any, Literal
 from cardroom_wire import ErrorCode, check_id
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .game import Command, Event, Game, Message, Outcome, Rejection
+from .game import Command, Event, Game, Message, Outcome, Rejection, rejection_of
 
 TABLE_PREFIX = "table."
 CREATED = "table.created"
@@ -52,32 +52,72 @@ TURN_DEADLINE = "turn:"
 Status = Literal["lobby", "playing", "finished"]
 
 
+ACK_TIMEOUT_MIN = 1.0
+ACK_TIMEOUT_MAX = 3600.0
+TURN_TIMEOUT_MIN = 0.1
+TURN_TIMEOUT_MAX = 86_400.0
+
+
 class TableOptions(BaseModel):
-    """Options every table has, whatever its game (``config["table"]`` at create)."""
+    """Options every table has, whatever its game (``config["table"]`` at create).
+
+    The ack timeout is always finite: a table whose players all stop acknowledging still
+    marks them away, the house plays their seats, and the game ends. Less than a second is
+    refused (deadlines fire within about a second, and a player's own round trip takes some
+    of it); an hour is plenty for a player to come back. A turn timeout may be short (tests
+    and bot tables play fast) and as long as a day.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    ack_timeout: float | None = Field(
+    ack_timeout: float = Field(
         30.0,
-        gt=0,
-        le=86_400,
-        description="seconds an addressee has to acknowledge before it is marked away "
-        "(null: never)",
+        ge=ACK_TIMEOUT_MIN,
+        le=ACK_TIMEOUT_MAX,
+        strict=True,
+        allow_inf_nan=False,
+        description="seconds an addressee has to acknowledge before it is marked away",
     )
     turn_timeout: float | None = Field(
         None,
-        gt=0,
-        le=86_400,
+        ge=TURN_TIMEOUT_MIN,
+        le=TURN_TIMEOUT_MAX,
+        strict=True,
+        allow_inf_nan=False,
         description="seconds without a move after which the house plays for every player "
         "who must act (null: never)",
     )
 
-    @field_validator("ack_timeout", "turn_timeout")
+    @field_validator("ack_timeout", mode="before")
     @classmethod
-    def _finite(cls, value: float | None) -> float | None:
-        if value is not None and not math.isfinite(value):
-            raise ValueError("must be a finite number of seconds")
+    def _no_never(cls, value: object) -> object:
+        if value is None:
+            raise ValueError(
+                f"a number of seconds from {ACK_TIMEOUT_MIN:g} to {ACK_TIMEOUT_MAX:g} is "
+                "required (there is no 'never')"
+            )
         return value
+
+    @classmethod
+    def stored(cls, raw: Any) -> TableOptions:
+        """The options a ``table.created`` event recorded. Folding must never fail on the
+        log, and an event written under wider bounds may hold ``null`` (no ack timeout) or
+        a value outside today's: each is brought to the nearest bound (``null``: the longest
+        ack timeout), so that every table ends by its timeouts."""
+        data = raw if isinstance(raw, Mapping) else {}
+        ack = _seconds(data.get("ack_timeout", 30.0), ACK_TIMEOUT_MIN, ACK_TIMEOUT_MAX)
+        turn = data.get("turn_timeout")
+        return cls.model_construct(
+            ack_timeout=ACK_TIMEOUT_MAX if ack is None else ack,
+            turn_timeout=_seconds(turn, TURN_TIMEOUT_MIN, TURN_TIMEOUT_MAX),
+        )
+
+
+def _seconds(value: object, low: float, high: float) -> float | None:
+    """``value`` within ``[low, high]`` if it is a number of seconds (NaN: ``high``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return high if value != value else min(max(float(value), low), high)
 
 
 @dataclass(frozen=True)
@@ -149,11 +189,15 @@ class Table:
     ) -> list[Event]:
         check_id(game_id, "game id")
         check_id(creator, "player id")
+        if not isinstance(config, Mapping):
+            raise Rejection(ErrorCode.BAD_CONFIG, "config: must be an object")
         game_config = dict(config)
         options = self._parse_options(game_config.pop(OPTIONS_KEY, None))
         parsed = self._parse_config(game_config)
         max_seats = self.game.max_players if seats is None else seats
-        if not self.game.min_players <= max_seats <= self.game.max_players:
+        if type(max_seats) is not int or not (
+            self.game.min_players <= max_seats <= self.game.max_players
+        ):
             raise Rejection(
                 ErrorCode.BAD_CONFIG,
                 f"{self.game.name} is for {self.game.min_players} to "
@@ -352,7 +396,7 @@ class Table:
                 creator=event["creator"],
                 max_seats=event["max_seats"],
                 version=1,
-                options=TableOptions.model_validate(event.get("options") or {}),
+                options=TableOptions.stored(event.get("options")),
                 moved_at=1,
             )
         version = state.version + 1
@@ -476,15 +520,11 @@ class Table:
         try:
             return TableOptions.model_validate(dict(raw))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in (OPTIONS_KEY, *first["loc"]))
-            raise Rejection(ErrorCode.BAD_CONFIG, f"{loc}: {first['msg']}") from None
+            raise rejection_of(exc, ErrorCode.BAD_CONFIG, prefix=OPTIONS_KEY) from None
 
     def _parse_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            model = self.game.config_model.model_validate(dict(config))
+            model = self.game.config_model.model_validate(config)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"]) or "config"
-            raise Rejection(ErrorCode.BAD_CONFIG, f"{loc}: {first['msg']}") from None
+            raise rejection_of(exc, ErrorCode.BAD_CONFIG, default="config") from None
         return model.model_dump(mode="json")

@@ -33,6 +33,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from cardroom_engine.table import (
+    ACK_TIMEOUT_MAX,
+    ACK_TIMEOUT_MIN,
+    TURN_TIMEOUT_MAX,
+    TURN_TIMEOUT_MIN,
+)
 from cardroom_games.take5 import Take5Config
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -52,8 +58,9 @@ class GatewaySettings(BaseModel):
     host: str = DEFAULT_HOST
     port: int = Field(DEFAULT_PORT, ge=0, le=65535)
     players: int = Field(4, ge=2, le=10, description="server.arg_players")
-    turn_timeout: float = Field(30.0, gt=0, le=86_400)
-    ack_timeout: float = Field(10.0, gt=0, le=86_400)
+    # the table options' own bounds: a value outside them would fail every table it opens
+    turn_timeout: float = Field(30.0, ge=TURN_TIMEOUT_MIN, le=TURN_TIMEOUT_MAX)
+    ack_timeout: float = Field(10.0, ge=ACK_TIMEOUT_MIN, le=ACK_TIMEOUT_MAX)
     game: dict[str, Any] = Field(default_factory=dict, description="take5 options")
     line_limit: int = Field(64 * 1024, ge=1024, le=16 * 1024 * 1024)
     write_timeout: float = Field(30.0, gt=0, le=86_400)

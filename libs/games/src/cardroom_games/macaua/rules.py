@@ -47,7 +47,9 @@ from cardroom_engine import (
     Message,
     Outcome,
     Rejection,
+    inputs,
 )
+from cardroom_engine.game import cut
 from cardroom_mentalpoker import (
     GENESIS_HASH,
     MACAUA_CARDS,
@@ -100,6 +102,28 @@ CARD_MISMATCH = "card_mismatch"
 
 MOVE = "move"
 DECK_SIZE = len(MACAUA_CARDS)
+MAX_SHUFFLE_ROUNDS = 256
+MAX_POSITIONS = 256
+"""The most card positions one move may name (a deal or an audit names at most 54)."""
+MAX_DEPTH = 8
+"""The deepest nesting of a move command (an honest one nests 5 levels): signing and
+hashing walk a move recursively."""
+MOVE_FIELDS: dict[str, frozenset[str]] = {
+    "keys": frozenset({"kind", "deck", "keys", "verify_key"}),
+    "shuffle": frozenset(
+        {"kind", "deck", "cards", "keyed", "key_proofs", "digest", "rounds", "openings"}
+    ),
+    "shuffle_proof": frozenset({"kind", "offset", "openings"}),
+    "mask": frozenset({"kind", "deck", "cards", "proof"}),
+    "reveal": frozenset({"kind", "deck", "keys"}),
+    "play": frozenset({"kind", "cards", "suit"}),
+    "draw": frozenset({"kind"}),
+    "audit": frozenset({"kind", "keys"}),
+}
+"""The fields each kind of move may have. The accepted move is stored whole, so a field no
+check reads could carry anything into the log: there are none."""
+KEY_FIELDS = frozenset({"deck", "position", "key"})
+PLAYED_FIELDS = KEY_FIELDS | {"card"}
 
 _D = TypeVar("_D")
 _T = TypeVar("_T")
@@ -125,26 +149,30 @@ Pos = tuple[int, int]  # (deck number, position in that deck)
 
 
 class MacauaConfig(BaseModel):
-    """Options of a Macaua table."""
+    """Options of a Macaua table. Numbers are strict (``true`` is no 1, ``"5"`` no number)
+    and bounded."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    hand_size: int = Field(5, ge=1, le=8, description="cards dealt to each player")
+    hand_size: int = Field(5, ge=1, le=8, strict=True, description="cards dealt to each player")
     shuffle_rounds: int = Field(
         64,
         ge=0,
-        le=256,
+        le=MAX_SHUFFLE_ROUNDS,
+        strict=True,
         description="cut-and-choose rounds of every shuffle proof (soundness 2^-rounds). "
         "0 disables the proof: a substituted deck is then only found by the audit at the "
         "end. Tests lower it for speed; keep the default in production.",
     )
     max_turns: int = Field(
-        2000, ge=1, le=100_000, description="turns after which the game ends undecided"
+        2000, ge=1, le=100_000, strict=True, description="turns after which the game ends undecided"
     )
     move_timeout: float | None = Field(
         None,
-        gt=0,
+        ge=0.1,
         le=86_400,
+        strict=True,
+        allow_inf_nan=False,
         description="seconds a player has for a move before the game is aborted and they "
         "lose (null: wait forever); nobody else can make a player's move (keys)",
     )
@@ -362,15 +390,11 @@ def _reject(code: str | ErrorCode, message: str) -> Rejection:
 
 
 def _int(value: Any, what: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise _reject(ErrorCode.BAD_REQUEST, f"{what} must be an integer")
-    return value
+    return inputs.integer(value, what)
 
 
 def _positions_of(data: Any, what: str) -> list[dict[str, Any]]:
-    if not isinstance(data, list) or not all(isinstance(x, dict) for x in data):
-        raise _reject(ErrorCode.BAD_REQUEST, f"{what} must be a list of objects")
-    return data
+    return inputs.objects(data, what, 0, MAX_POSITIONS)
 
 
 def _next_hash(previous: str, signed: Mapping[str, Any]) -> str:
@@ -462,6 +486,8 @@ class Macaua(GameRules[MacauaState]):
     ) -> list[Event]:
         if not isinstance(command, Mapping) or command.get("type") != MOVE:
             raise _reject(ErrorCode.UNKNOWN_COMMAND, "macaua knows one command: a signed 'move'")
+        if not inputs.within_depth(dict(command), MAX_DEPTH):
+            raise _reject(ErrorCode.BAD_REQUEST, f"a move nests at most {MAX_DEPTH} levels")
         try:
             signed = SignedMove.from_json({k: v for k, v in command.items() if k != "type"})
         except EncodingError as exc:
@@ -481,25 +507,28 @@ class Macaua(GameRules[MacauaState]):
             raise _reject(ErrorCode.BAD_REQUEST, f"move.kind must be one of {sorted(self._movers)}")
         if not state.waiting or state.waiting[0] != actor or state.phase not in self._phases[kind]:
             raise _reject(ErrorCode.NOT_YOUR_TURN, f"a {kind!r} move is not yours to make now")
+        unexpected = move.keys() - MOVE_FIELDS[kind]
+        if unexpected:
+            raise _reject(ErrorCode.BAD_REQUEST, f"move: unexpected field {cut(min(unexpected))!r}")
         key = state.verify_keys.get(actor)
         if key is None:  # the first move publishes the player's Ed25519 key (deck 0 keys)
             key = move.get("verify_key") if kind == "keys" else None
             if not isinstance(key, str):
                 raise _reject(BAD_SIGNATURE, "the first move must publish your verify key")
+        # the signer is not signed, but it is stored with the move and hashed into the chain:
+        # only the key the move is checked with may stand there (and in a move, only it)
+        if signed.signer != key or move.get("verify_key", key) != key:
+            raise _reject(BAD_SIGNATURE, "the signer must be your verify key")
         try:
             check_move(signed, key, game_id=state.binding, seq=seq, prev_hash=state.hash)
         except SignatureError as exc:
             raise _reject(BAD_SIGNATURE, str(exc)) from None
+        except UnicodeError:  # a lone surrogate: text that has no UTF-8 encoding to sign
+            raise _reject(ErrorCode.BAD_REQUEST, "the move holds text with no UTF-8 form") from None
         try:
-            events = self._movers[kind](state, actor, signed)
+            return self._movers[kind](state, actor, signed)
         except EncodingError as exc:
             raise _reject(ErrorCode.BAD_REQUEST, str(exc)) from None
-        for event in events:
-            if "signed" in event:
-                # evolve leaves the digest until it is read: a move it cannot hash (its
-                # unsigned signer a float) fails now, in the command, as when evolve hashed
-                _chained(event["signed"])
-        return events
 
     def _deck_arg(self, state: MacauaState, move: Mapping[str, Any]) -> int:
         deck = _int(move.get("deck"), "move.deck")
@@ -525,7 +554,7 @@ class Macaua(GameRules[MacauaState]):
         deck = self._deck_arg(state, move)
         n = len(state.decks[deck].cards)
         claim = _shuffle_from_move(actor, move, n)
-        if not state.config.shuffle_rounds <= claim.rounds <= 256:
+        if not state.config.shuffle_rounds <= claim.rounds <= MAX_SHUFFLE_ROUNDS:
             raise _reject(
                 BAD_PROOF, f"a shuffle proof needs at least {state.config.shuffle_rounds} rounds"
             )
@@ -545,7 +574,7 @@ class Macaua(GameRules[MacauaState]):
         if _int(move.get("offset"), "move.offset") != len(pending.openings):
             raise _reject(ErrorCode.BAD_REQUEST, f"move.offset must be {len(pending.openings)}")
         n = pending.size
-        more = tuple(ShuffleOpening.from_json(o, n) for o in _list(move.get("openings")))
+        more = tuple(ShuffleOpening.from_json(o, n) for o in _openings(move.get("openings")))
         if not more or len(pending.openings) + len(more) > pending.rounds:
             raise _reject(ErrorCode.BAD_REQUEST, "move.openings: wrong number of openings")
         if len(pending.openings) + len(more) == pending.rounds:
@@ -590,11 +619,19 @@ class Macaua(GameRules[MacauaState]):
         return [{"type": "macaua.mask", "player": actor, "signed": signed.to_json()}]
 
     def _published(
-        self, state: MacauaState, actor: str, items: Sequence[Mapping[str, Any]]
+        self,
+        state: MacauaState,
+        actor: str,
+        items: Sequence[Mapping[str, Any]],
+        fields: frozenset[str] = KEY_FIELDS,
     ) -> dict[Pos, Scalar]:
         """Check published card keys of ``actor`` against their commitments."""
         out: dict[Pos, Scalar] = {}
         for item in items:
+            if item.keys() - fields:
+                raise _reject(
+                    ErrorCode.BAD_REQUEST, f"a published key has the fields {sorted(fields)}"
+                )
             pos = (_int(item.get("deck"), "deck"), _int(item.get("position"), "position"))
             if not 0 <= pos[0] < len(state.decks) or not 0 <= pos[1] < len(
                 state.decks[pos[0]].cards
@@ -613,6 +650,7 @@ class Macaua(GameRules[MacauaState]):
         return out
 
     def _decide_reveal(self, state: MacauaState, actor: str, signed: SignedMove) -> list[Event]:
+        self._deck_arg(state, signed.move)
         keys = self._published(state, actor, _positions_of(signed.move.get("keys"), "keys"))
         need = state.need.get(actor, ())
         if set(keys) != set(need):
@@ -645,7 +683,7 @@ class Macaua(GameRules[MacauaState]):
             raise _reject(ErrorCode.BAD_REQUEST, "a play needs at least one card")
         if any(pos not in hand for pos in order):
             raise _reject(NOT_YOUR_CARD, "that card is not in your hand")
-        keys = self._published(state, actor, items)
+        keys = self._published(state, actor, items, PLAYED_FIELDS)
         played: list[list[Any]] = []
         for pos, claim in zip(order, claims, strict=True):
             masked = state.decks[pos[0]].masked[pos[1]]
@@ -1104,10 +1142,8 @@ class Macaua(GameRules[MacauaState]):
 # -- helpers ------------------------------------------------------------------------------
 
 
-def _list(value: Any) -> list[Any]:
-    if not isinstance(value, list):
-        raise _reject(ErrorCode.BAD_REQUEST, "expected a list")
-    return value
+def _openings(value: Any) -> list[Any]:
+    return inputs.items(value, "move.openings", 0, MAX_SHUFFLE_ROUNDS)
 
 
 def _set_cards(
@@ -1177,7 +1213,7 @@ def _shuffle_from_move(player: str, move: Mapping[str, Any], n: int) -> ShuffleC
         key_proofs=_proofs_from_json(move.get("key_proofs"), n, "move.key_proofs"),
         digest=raw,
         rounds=_int(move.get("rounds"), "move.rounds"),
-        openings=tuple(ShuffleOpening.from_json(o, n) for o in _list(move.get("openings"))),
+        openings=tuple(ShuffleOpening.from_json(o, n) for o in _openings(move.get("openings"))),
     )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from cardroom_engine import Deadline, Event, GameRules, Message, Outcome, Rejection
+from cardroom_engine import Deadline, Event, GameRules, Message, Outcome, Rejection, inputs
 from cardroom_engine.fields import without
 from cardroom_engine.game import BotFactory, Command
 from cardroom_wire import ErrorCode
@@ -116,40 +116,9 @@ def _token(rng: random.Random, taken: set[str]) -> str:
 # -- command fields ----------------------------------------------------------------------------
 
 
-def _fields(command: Command, *keys: str) -> None:
-    for key in command:
-        if key != "type" and key not in keys:
-            shown = str(key)[:40]
-            raise Rejection(ErrorCode.BAD_REQUEST, f"unexpected field {shown!r}")
-    for key in keys:
-        if key not in command:
-            raise Rejection(ErrorCode.BAD_REQUEST, f"missing field {key!r}")
-
-
-def _int(command: Command, key: str) -> int:
-    value = command[key]
-    if type(value) is not int:
-        raise Rejection(ErrorCode.BAD_REQUEST, f"{key}: an integer is required")
-    return value
-
-
-def _str(command: Command, key: str) -> str:
-    value = command[key]
-    if type(value) is not str or not 0 < len(value) <= 64:
-        raise Rejection(ErrorCode.BAD_REQUEST, f"{key}: a short string is required")
-    return value
-
-
-def _list(command: Command, key: str, item: type, low: int, high: int) -> list[Any]:
-    value = command[key]
-    if not isinstance(value, list | tuple) or not low <= len(value) <= high:
-        raise Rejection(ErrorCode.BAD_REQUEST, f"{key}: a list of {low} to {high} is required")
-    for element in value:
-        if type(element) is not item:
-            raise Rejection(ErrorCode.BAD_REQUEST, f"{key}: every element must be {item.__name__}")
-        if isinstance(element, str) and not 0 < len(element) <= 64:
-            raise Rejection(ErrorCode.BAD_REQUEST, f"{key}: short strings are required")
-    return list(value)
+def _card(command: Command, key: str = "card") -> int:
+    # any integer: one that is no card of the deck is not in the hand either
+    return inputs.integer(command[key], key)
 
 
 class PapasRules(GameRules[State]):
@@ -207,8 +176,8 @@ class PapasRules(GameRules[State]):
     def _play_card(
         self, state: State, seat: int, command: Command, rng: random.Random
     ) -> list[Event]:
-        _fields(command, "card")
-        card = _int(command, "card")
+        inputs.only(command, "card")
+        card = _card(command)
         self._turn(state, seat, PLAYER_TURN)
         self._in_hand(state, seat, card)
         name = CARD_NAME[card]
@@ -232,8 +201,8 @@ class PapasRules(GameRules[State]):
     def _play_threesome(
         self, state: State, seat: int, command: Command, rng: random.Random
     ) -> list[Event]:
-        _fields(command, "cards")
-        cards = _list(command, "cards", int, 3, 3)
+        inputs.only(command, "cards")
+        cards = inputs.integers(command["cards"], "cards", 3, 3)
         if len(set(cards)) != 3:
             raise Rejection(ErrorCode.BAD_REQUEST, "cards: three different cards are required")
         self._turn(state, seat, PLAYER_TURN)
@@ -255,8 +224,8 @@ class PapasRules(GameRules[State]):
     def _select_targets(
         self, state: State, seat: int, command: Command, rng: random.Random
     ) -> list[Event]:
-        _fields(command, "targets")
-        targets = _list(command, "targets", str, 1, 2)
+        inputs.only(command, "targets")
+        targets = inputs.texts(command["targets"], "targets", 1, 2)
         self._turn(state, seat, TARGET_SELECTION)
         assert state.play is not None
         kind = TYPES[state.play.name].target
@@ -282,8 +251,8 @@ class PapasRules(GameRules[State]):
             raise Rejection(ALREADY_SKIPPED, "you have already passed in this window")
 
     def _skip(self, state: State, seat: int, command: Command, rng: random.Random) -> list[Event]:
-        _fields(command, "window")
-        window = _int(command, "window")
+        inputs.only(command, "window")
+        window = inputs.integer(command["window"], "window")
         self._window(state, seat, window)
         events: list[Event] = [
             {"type": "SkipReaction", "player": state.seats[seat], "window": window}
@@ -295,9 +264,9 @@ class PapasRules(GameRules[State]):
     def _interrupt(
         self, state: State, seat: int, command: Command, rng: random.Random
     ) -> list[Event]:
-        _fields(command, "window", "card")
-        window = _int(command, "window")
-        card = _int(command, "card")
+        inputs.only(command, "window", "card")
+        window = inputs.integer(command["window"], "window")
+        card = _card(command)
         self._window(state, seat, window)
         self._in_hand(state, seat, card)
         name = CARD_NAME[card]
@@ -323,8 +292,8 @@ class PapasRules(GameRules[State]):
     def _select_card(
         self, state: State, seat: int, command: Command, rng: random.Random
     ) -> list[Event]:
-        _fields(command, "token")
-        token = _str(command, "token")
+        inputs.only(command, "token")
+        token = inputs.text(command["token"], "token")
         self._turn(state, seat, CARD_SELECTION)
         for known, card in state.selection:
             if known == token:
@@ -341,8 +310,8 @@ class PapasRules(GameRules[State]):
     def _select_name(
         self, state: State, seat: int, command: Command, rng: random.Random
     ) -> list[Event]:
-        _fields(command, "name")
-        name = _str(command, "name")
+        inputs.only(command, "name")
+        name = inputs.text(command["name"], "name")
         self._turn(state, seat, CARD_NAME_SELECTION)
         if name not in TYPES:
             raise Rejection(UNKNOWN_CARD_NAME, "no card has that name")
@@ -351,7 +320,7 @@ class PapasRules(GameRules[State]):
     def _end_turn(
         self, state: State, seat: int, command: Command, rng: random.Random
     ) -> list[Event]:
-        _fields(command)
+        inputs.only(command)
         self._turn(state, seat, PLAYER_TURN)
         drawn, reshuffled = draw_cards(state.deck, state.discard, 1, rng)
         return [
@@ -366,7 +335,7 @@ class PapasRules(GameRules[State]):
     def _discard_and_draw(
         self, state: State, seat: int, command: Command, rng: random.Random
     ) -> list[Event]:
-        _fields(command)
+        inputs.only(command)
         self._turn(state, seat, PLAYER_TURN)
         hand = state.hands[seat]
         if not (state.turn_fresh and len(hand) == 1):
@@ -389,8 +358,8 @@ class PapasRules(GameRules[State]):
     def _discard(
         self, state: State, seat: int, command: Command, rng: random.Random
     ) -> list[Event]:
-        _fields(command, "card")
-        card = _int(command, "card")
+        inputs.only(command, "card")
+        card = _card(command)
         self._turn(state, seat, DISCARD_PHASE)
         self._in_hand(state, seat, card)
         return [{"type": "DiscardCards", "player": state.seats[seat], "card": card}]
@@ -510,9 +479,11 @@ class PapasRules(GameRules[State]):
         return []
 
     def house_action(self, state: State, player: str, rng: random.Random) -> dict[str, Any] | None:
-        """For an away player: pass in reaction windows, end the turn, else pick at random."""
+        """For an away player: pass in reaction windows; on its turn play a threesome it holds
+        (the only way to golden potatoes: a table whose players are all away must still come
+        to an end), else end the turn; otherwise pick at random."""
         actions = self.actions(state, player)
-        for kind in ("SkipReaction", "EndTurn"):
+        for kind in ("SkipReaction", "PlayThreesome", "EndTurn"):
             for action in actions:
                 if action["type"] == kind:
                     return action

@@ -27,20 +27,21 @@ HAND_SIZE: Final = 5
 HAND_LIMIT: Final = 7
 """Most cards a player may keep at the end of a turn."""
 
-WildcardValue = Annotated[int, Field(ge=0, le=3)]
+WildcardValue = Annotated[int, Field(ge=0, le=3, strict=True)]
 
 
 class PapasConfig(BaseModel):
-    """The options of a game. Every field has a default: ``{}`` is the standard game."""
+    """The options of a game. Every field has a default: ``{}`` is the standard game.
+    Numbers are strict (``true`` is no 1, ``"7"`` no number) and bounded."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    reaction_seconds: float = Field(default=7.0, gt=0, le=300)
+    reaction_seconds: float = Field(default=7.0, ge=0.1, le=300, strict=True, allow_inf_nan=False)
     """How long a reaction window stays open unless every other player skips first."""
     wildcard_values: tuple[WildcardValue, WildcardValue, WildcardValue] = (0, 0, 0)
     """The value (0-3) of each of the three wildcards; a wildcard of value 3 may join a
     three-of-value-3 threesome. RULES.md decides 0 for all three."""
-    win_threshold: int | None = Field(default=None, ge=1, le=100)
+    win_threshold: int | None = Field(default=None, ge=1, le=100, strict=True)
     """Golden potatoes needed to win; ``None``: by player count (2-3: 8, 4-5: 6, 6: 5)."""
 
 

@@ -6,7 +6,16 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from cardroom_engine import BotFactory, Command, Event, GameRules, Outcome, RandomBot, Rejection
+from cardroom_engine import (
+    BotFactory,
+    Command,
+    Event,
+    GameRules,
+    Outcome,
+    RandomBot,
+    Rejection,
+    inputs,
+)
 from cardroom_wire import ErrorCode
 from pydantic import BaseModel, ConfigDict
 
@@ -81,18 +90,17 @@ def _illegal(message: str) -> Rejection:
     return Rejection(ErrorCode.ILLEGAL_MOVE, message)
 
 
+MAX_INDEXES = 64
+"""The longest list of card indexes read (a hand is far shorter; a longer list is no move)."""
+
+
 def _int(command: Command, field: str) -> int:
-    value = command.get(field)
-    if type(value) is not int:  # bool is not a position; neither is "1" or 1.0
-        raise Rejection(ErrorCode.BAD_REQUEST, f"{field}: an integer is required")
-    return value
+    # bool is not a position; neither is "1" or 1.0. Out of the hand: the game's illegal_move
+    return inputs.integer(command.get(field), field)
 
 
 def _int_list(command: Command, field: str) -> list[int]:
-    value = command.get(field)
-    if not isinstance(value, list | tuple) or any(type(v) is not int for v in value):
-        raise Rejection(ErrorCode.BAD_REQUEST, f"{field}: a list of integers is required")
-    return list(value)
+    return inputs.integers(command.get(field), field, 0, MAX_INDEXES)
 
 
 class SixtySix(GameRules[State]):

@@ -8,12 +8,12 @@ dealer"); either way every value must lie inside ``bull_range``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from typing import Annotated
 
 from cardroom_engine import Rejection
 from cardroom_wire import ErrorCode
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ROWS = ("A", "B", "C", "D")
 """The seed's STACK_IDs, in board order."""
@@ -22,6 +22,8 @@ MIN_PLAYERS = 2
 MAX_PLAYERS = 10
 MAX_DECK = 1000
 """A bound against absurd configurations (memory per table); the take6 variant uses 210."""
+MAX_BULL = 1000
+"""The most bull heads one card may carry (the standard deck's most is 7)."""
 
 
 def standard_bull(face: int) -> int:
@@ -37,36 +39,43 @@ def standard_bull(face: int) -> int:
     return 1
 
 
+Bull = Annotated[int, Field(ge=1, le=MAX_BULL, strict=True)]
+"""One card's bull heads. At least 1: every taken card must score, or tied games at 0 could
+go on for ever."""
+
+
 class Take5Config(BaseModel):
-    """Options of one take5 table. Every field has a default; unknown fields are refused."""
+    """Options of one take5 table. Every field has a default; unknown fields are refused.
+    Numbers are strict (``true`` is no 1, ``"10"`` no number) and bounded."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    turn_count: int = Field(10, ge=1, le=100, description="cards per player per round")
-    stack_size: int = Field(5, ge=1, le=100, description="most cards in a row")
-    win_score: int = Field(66, ge=1, le=100_000, description="bull heads that end the game")
-    deck_size: int = Field(104, ge=1, le=MAX_DECK, description="cards numbered 1..deck_size")
-    bull_range: tuple[int, int] = Field((1, 7), description="inclusive range of bull values")
-    bulls: tuple[int, ...] | None = Field(
-        None, description="custom bull heads for faces 1..deck_size; None: the standard deck"
+    turn_count: int = Field(10, ge=1, le=100, strict=True, description="cards per player per round")
+    stack_size: int = Field(5, ge=1, le=100, strict=True, description="most cards in a row")
+    win_score: int = Field(
+        66, ge=1, le=100_000, strict=True, description="bull heads that end the game"
+    )
+    deck_size: int = Field(
+        104, ge=1, le=MAX_DECK, strict=True, description="cards numbered 1..deck_size"
+    )
+    bull_range: tuple[Bull, Bull] = Field((1, 7), description="inclusive range of bull values")
+    bulls: tuple[Bull, ...] | None = Field(
+        None,
+        max_length=MAX_DECK,
+        description="custom bull heads for faces 1..deck_size; None: the standard deck",
     )
     turn_timeout: float = Field(
-        30.0, gt=0, le=86_400, description="seconds before the house plays for a silent player"
+        30.0,
+        ge=0.1,
+        le=86_400,
+        strict=True,
+        allow_inf_nan=False,
+        description="seconds before the house plays for a silent player",
     )
-
-    @field_validator("turn_timeout")
-    @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise ValueError("must be a finite number of seconds")
-        return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Take5Config:
         low, high = self.bull_range
-        if low < 1:
-            # Every taken card must score, or tied games at 0 could go on for ever.
-            raise ValueError("bull_range: the lowest bull value must be at least 1")
         if low > high:
             raise ValueError("bull_range: the first value must not exceed the second")
         if self.bulls is not None and len(self.bulls) != self.deck_size:

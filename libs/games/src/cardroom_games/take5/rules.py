@@ -33,6 +33,7 @@ from cardroom_engine import (
     Outcome,
     RandomBot,
     Rejection,
+    inputs,
 )
 from cardroom_engine.fields import builder, without
 from cardroom_wire import ErrorCode
@@ -226,11 +227,7 @@ class Take5(GameRules[Take5State]):
         return events
 
     def _decide_choose(self, state: Take5State, actor: str, command: Command) -> list[Event]:
-        data = command.get("data")
-        if not isinstance(data, str) or data not in _ROW_INDEX:
-            raise Rejection(
-                ErrorCode.BAD_REQUEST, f"data: a STACK_ID, one of {', '.join(ROWS)}, is required"
-            )
+        data = inputs.choice(command.get("data"), "data (a STACK_ID)", _ROW_INDEX)
         if (
             state.phase != "choose"
             or actor not in state.seats
@@ -479,18 +476,9 @@ class Take5(GameRules[Take5State]):
 
 def _card_fields(data: object) -> tuple[int, int]:
     """(face, bull) of a CARD, or a ``bad_request`` (JSON booleans are not numbers)."""
-    face = data.get("face") if isinstance(data, Mapping) else None
-    bull = data.get("bull") if isinstance(data, Mapping) else None
-    if (
-        not isinstance(face, int)
-        or isinstance(face, bool)
-        or not isinstance(bull, int)
-        or isinstance(bull, bool)
-    ):
-        raise Rejection(
-            ErrorCode.BAD_REQUEST, 'data: a CARD {"face": integer, "bull": integer} is required'
-        )
-    return face, bull
+    card = inputs.obj(data, 'data (a CARD {"face": integer, "bull": integer})')
+    face = inputs.integer(card.get("face"), "data.face")
+    return face, inputs.integer(card.get("bull"), "data.bull")
 
 
 def _window(state: Take5State) -> str | None:
