@@ -38,7 +38,7 @@ async def stack(
         SERVICES[ServiceName.all], nats_url=nats_url, database_url=database_url, subject_root=root
     )
     await host.start()
-    stack = Stack(nats_url, database_url, root, host.store)
+    stack = Stack(nats_url, database_url, root, host.store, host=host)
     try:
         yield stack
     finally:

@@ -12,11 +12,14 @@ import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cardroom_client import Client
 from cardroom_eventstore import EventStore
 from cardroom_wire import Notification
+
+if TYPE_CHECKING:
+    from cardroom_runtime.host import Host
 
 
 @dataclass
@@ -26,6 +29,8 @@ class Stack:
     root: str
     store: EventStore
     clients: list[Client] = field(default_factory=list)
+    # the services' host when they run in this process (its edge counts what it refused)
+    host: Host | None = None
 
     async def client(self, player: str) -> Client:
         c = await Client.connect(self.nats_url, player, subject_root=self.root, timeout=15)

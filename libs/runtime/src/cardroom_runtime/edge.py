@@ -51,8 +51,9 @@ def _env_float(name: str, default: float) -> float:
 
 @dataclass
 class EdgeCounts:
-    """What the edge refused, for operators and tests."""
+    """What the edge saw and refused, for operators and tests."""
 
+    checked: int = 0  # requests checked, by each subscription that heard them
     bad_reply: int = 0  # dropped: the reply address was not the asker's
     no_asker: int = 0  # dropped: nobody may ask on that subject
     rate_limited: int = 0  # answered rate_limited, not handled
@@ -66,6 +67,7 @@ class Edge:
     rate: float = field(default_factory=lambda: _env_float("CARDROOM_PLAYER_RATE", DEFAULT_RATE))
     burst: float = field(default_factory=lambda: _env_float("CARDROOM_PLAYER_BURST", DEFAULT_BURST))
     clock: Callable[[], float] = time.monotonic
+    max_buckets: int = MAX_BUCKETS
     counts: EdgeCounts = field(default_factory=EdgeCounts)
     # (subscription, asker's inbox prefix) -> [tokens left, when last filled]
     _buckets: dict[tuple[int, str], list[float]] = field(default_factory=dict)
@@ -73,6 +75,7 @@ class Edge:
     def admit(self, route: int, subject: str, reply: str | None) -> str | None:
         """Whether a request on ``subject`` may be handled: None if so, else why not
         (``"drop"``: not at all, nothing is answered; ``"limit"``: answer rate_limited)."""
+        self.counts.checked += 1
         prefix = self.subjects.reply_prefix(subject)
         if prefix is None:
             self.counts.no_asker += 1
@@ -92,7 +95,7 @@ class Edge:
         now = self.clock()
         bucket = self._buckets.get(key)
         if bucket is None:
-            if len(self._buckets) >= MAX_BUCKETS:
+            if len(self._buckets) >= self.max_buckets:
                 self._forget_idle(now)
             self._buckets[key] = [self.burst - 1.0, now]
             return True
@@ -113,7 +116,7 @@ class Edge:
         ]
         for key in full:
             del self._buckets[key]
-        if len(self._buckets) >= MAX_BUCKETS:  # all busy: a flood of askers; start afresh
+        if len(self._buckets) >= self.max_buckets:  # all busy: a flood of askers; start afresh
             self._buckets.clear()
 
 
@@ -121,15 +124,21 @@ class FailureLog:
     """One line per failure, at most ``per_second`` lines a second (the rest are counted and
     the count is told with the next line). The traceback goes to DEBUG only."""
 
-    def __init__(self, logger: logging.Logger, per_second: float = 5.0) -> None:
+    def __init__(
+        self,
+        logger: logging.Logger,
+        per_second: float = 5.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.log = logger
         self.per_second = per_second
+        self.clock = clock
         self._window = 0.0
         self._lines = 0
         self.suppressed = 0
 
     def _allowed(self) -> bool:
-        now = time.monotonic()
+        now = self.clock()
         if now - self._window >= 1.0:
             self._window, self._lines = now, 0
         if self._lines >= self.per_second:

@@ -9,6 +9,7 @@ the services are the same objects either way, they only share a connection.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -36,6 +37,10 @@ log = logging.getLogger("cardroom")
 RATE_LIMITED = dumps(
     error(ErrorCode.RATE_LIMITED, "too many requests from this player; slow down and try again")
 )
+OVERLOADED = dumps(error(ErrorCode.UNAVAILABLE, "the service is overloaded; try again"))
+WAITING_PER_WORKER = 64  # requests that may wait per worker of a route before it is overloaded
+PER_ASKER = 1  # requests of one asker handled at once per route (the rest wait their turn)
+WAITING_PER_ASKER = 16  # and waiting: a player past that sends faster than it is served
 
 
 async def ensure_events_stream(nats_url: str, subjects: Subjects) -> None:
@@ -62,6 +67,9 @@ class Route:
     title: str
     handle: Callable[[str, bytes], Awaitable[bytes | None]]  # the reply, None for no reply
     max_workers: int
+    # False for a listener (:meth:`Service.listen`): it never answers, not even
+    # ``rate_limited`` (the service that serves the same subject answers the asker)
+    replies: bool = True
 
 
 @dataclass
@@ -125,7 +133,7 @@ class Service:
             await listener(subject, body)
 
         if self.rt.direct:
-            self.rt.routes.append(Route(subject, queue, title, handle, max_workers))
+            self.rt.routes.append(Route(subject, queue, title, handle, max_workers, replies=False))
         else:
 
             async def documented(msg: NatsMessage) -> None:
@@ -229,54 +237,158 @@ async def _answer(handler: Handler, subject: str, body: bytes) -> bytes:
     return dumps(reply)
 
 
+class _Workers:
+    """Who works on what, for one route: at most ``max_workers`` requests at once, at most
+    ``PER_ASKER`` of them of one asker; the rest wait in a queue per asker (at most
+    ``WAITING_PER_ASKER``: past that the asker sends faster than it is served, and is
+    answered ``rate_limited``), and the askers' queues are taken in turn. The services' own
+    requests are not capped: they are few, and each game's are serialised by its lock.
+
+    So a player who sends a hundred requests makes another player's one wait for at most
+    ``PER_ASKER`` of them, not for a hundred; and however many of its requests its token
+    bucket lets through, it has only a few in hand at any moment (each one holds a pooled
+    connection and this process's CPU, which everyone else's requests are waiting for), and a
+    burst of them is served at the pace one worker serves it, not by every worker at once.
+    """
+
+    def __init__(self, max_workers: int, services: str) -> None:
+        self.max_workers = max_workers
+        self.services = services  # the services' own inbox: their requests are not capped
+        self.busy = 0
+        self.size = 0  # requests waiting
+        self._queues: dict[str, collections.deque[Any]] = {}
+        self._turns: collections.deque[str] = collections.deque()  # askers with some waiting
+        self._held: dict[str, int] = {}  # requests being handled, per asker
+
+    def _capped(self, asker: str) -> bool:
+        return self._held.get(asker, 0) >= PER_ASKER and asker != self.services
+
+    def take(self, asker: str) -> bool:
+        """Whether a request of ``asker`` may be handled now (it is counted as begun)."""
+        held = self._held.get(asker, 0)
+        if self.busy >= self.max_workers or self._capped(asker):
+            return False
+        self.busy += 1
+        self._held[asker] = held + 1
+        return True
+
+    def wait(self, asker: str, msg: Any) -> bool:
+        """Queue a request of ``asker``; False if it has ``WAITING_PER_ASKER`` waiting."""
+        queue = self._queues.get(asker)
+        if queue is None:
+            queue = self._queues[asker] = collections.deque()
+            self._turns.append(asker)
+        elif len(queue) >= WAITING_PER_ASKER and asker != self.services:
+            return False
+        queue.append(msg)
+        self.size += 1
+        return True
+
+    def done(self, asker: str) -> tuple[str, Any] | None:
+        """A request of ``asker`` was handled: the next one to handle in its place (the next
+        asker's in turn that may have one more in hand), counted as begun; else None."""
+        held = self._held[asker] - 1
+        if held:
+            self._held[asker] = held
+        else:
+            del self._held[asker]
+        for _ in range(len(self._turns)):
+            nxt = self._turns.popleft()
+            if self._capped(nxt):
+                self._turns.append(nxt)  # has its share in hand: the others first
+                continue
+            queue = self._queues[nxt]
+            msg = queue.popleft()
+            self.size -= 1
+            if queue:
+                self._turns.append(nxt)
+            else:
+                del self._queues[nxt]
+            self._held[nxt] = self._held.get(nxt, 0) + 1
+            return nxt, msg
+        self.busy -= 1
+        return None
+
+    def clear(self) -> None:
+        self._queues.clear()
+        self._turns.clear()
+        self.size = 0
+
+
 class _Served:
-    """The bare subscriptions of one host: each message passes the edge (:mod:`.edge`: whose
-    it is, where its reply may go, how fast its asker sends), then is handled in a task of its
-    own, at most ``max_workers`` per route at once (then the subscription waits, and NATS
-    buffers)."""
+    """The bare subscriptions of one host.
+
+    Each message passes the edge (:mod:`.edge`: whose it is, where its reply may go, how fast
+    its asker sends) as it arrives, then is handled by one of the route's workers
+    (:class:`_Workers`: a few at most per asker, the others' requests in turn). The
+    subscription's callback never waits: a flood is checked, and past its asker's rate
+    refused, at the pace it arrives, instead of queueing in front of everyone else's requests
+    until a worker is free. Past ``WAITING_PER_WORKER`` waiting requests per worker the service
+    is overloaded and answers ``unavailable`` (which clients retry).
+    """
 
     def __init__(self, edge: Edge) -> None:
         self.edge = edge
         self.subscriptions: list[Any] = []
         self.tasks: set[asyncio.Task[None]] = set()
+        self._workers: list[_Workers] = []
 
     async def subscribe(self, nc: Any, route: Route) -> None:
-        slots = asyncio.Semaphore(route.max_workers)
         loop = asyncio.get_running_loop()
         number = len(self.subscriptions)
         admit = self.edge.admit
+        asker_of = self.edge.subjects.reply_prefix
+        answers = route.replies
+        workers = _Workers(route.max_workers, self.edge.subjects.service_inbox)
+        self._workers.append(workers)
+        most_waiting = route.max_workers * WAITING_PER_WORKER
+        limited = self.edge.counts
 
-        async def run(msg: Any) -> None:
-            try:
-                reply = await route.handle(msg.subject, msg.data)
-                if reply is not None and msg.reply:
-                    await nc.publish(msg.reply, reply)
-            except Exception as exc:
-                FAILURES.failure(f"serving {msg.subject}", exc)
-            finally:
-                slots.release()
+        async def work(asker: str, msg: Any) -> None:
+            while True:
+                try:
+                    reply = await route.handle(msg.subject, msg.data)
+                    if reply is not None and msg.reply:
+                        await nc.publish(msg.reply, reply)
+                except Exception as exc:
+                    FAILURES.failure(f"serving {msg.subject}", exc)
+                after = workers.done(asker)
+                if after is None:
+                    return
+                asker, msg = after
 
         async def dispatch(msg: Any) -> None:
             refused = admit(number, msg.subject, msg.reply)
             if refused is not None:
-                if refused == "limit" and msg.reply:
+                if refused == "limit" and answers and msg.reply:
                     await nc.publish(msg.reply, RATE_LIMITED)
                 return
-            await slots.acquire()
-            task = loop.create_task(run(msg))
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            asker = asker_of(msg.subject) or ""
+            if workers.take(asker):
+                task = loop.create_task(work(asker, msg))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+            elif workers.size >= most_waiting:
+                if answers and msg.reply:
+                    await nc.publish(msg.reply, OVERLOADED)
+            elif not workers.wait(asker, msg):
+                limited.rate_limited += 1
+                if answers and msg.reply:
+                    await nc.publish(msg.reply, RATE_LIMITED)
 
         self.subscriptions.append(await nc.subscribe(route.subject, queue=route.queue, cb=dispatch))
 
     async def close(self, timeout: float = 5.0) -> None:
-        """Stop taking messages, then let the ones being handled finish (bounded)."""
+        """Stop taking messages, then let the ones being handled finish (bounded); those
+        still waiting are dropped (their askers retry, as after any lost request)."""
         for sub in self.subscriptions:
             try:
                 await sub.unsubscribe()
             except Exception:  # the connection is gone already: nothing more arrives
                 log.debug("unsubscribing", exc_info=True)
         self.subscriptions.clear()
+        for workers in self._workers:
+            workers.clear()
         if self.tasks:
             await asyncio.wait(list(self.tasks), timeout=timeout)
 

@@ -186,7 +186,11 @@ class Gamemaster(Service):
             lock = self._locks[game] = asyncio.Lock()
         return lock
 
-    async def load(self, game: str, *, fresh: bool = False) -> Loaded:
+    async def load(self, game: str, *, fresh: bool = False, remember: bool = True) -> Loaded:
+        """The game, from the cache or (``fresh``) from the store. Only a holder of the game's
+        lock may ``remember`` what it read: a read without it may finish before an append
+        of the lock's holder commits, and caching it would put the game back a version (the
+        next command would be judged on a state that is gone)."""
         cached = None if fresh else self._cache.get(game)
         if cached is not None:
             self._cache.move_to_end(game)
@@ -212,7 +216,8 @@ class Gamemaster(Service):
             for player in sent_to:
                 seqs[player] = seqs.get(player, 0) + 1
         loaded = Loaded(table, table.evolve_many(state, run), seqs=seqs)
-        self._remember(game, loaded)
+        if remember:
+            self._remember(game, loaded)
         return loaded
 
     async def gate_open(self, loaded: Loaded, handled: set[int] | None = None) -> bool:
@@ -497,9 +502,20 @@ class Gamemaster(Service):
             return ok(**granted)
         if verb == "get":
             get = parse_request(GetTable, payload)
-            loaded = await self.load(get.game, fresh=True)
-            return ok(table=loaded.state.summary())
+            return ok(table=await self._summary(get.game))
         raise WireError(ErrorCode.BAD_REQUEST, f"unknown lobby request {verb!r}")
+
+    async def _summary(self, game: str) -> dict[str, Any]:
+        """A table's summary as the store has it now: from the cache when it holds the
+        stored version (one lookup), else read afresh, without the game's lock (anyone may
+        ask, as often as the rate limit lets them) and so without caching what was read."""
+        cached = self._cache.get(game)
+        if cached is not None:
+            state = cached.state
+            if state.version == await self.store.stream_version(game):
+                return state.summary()
+        loaded = await self.load(game, fresh=True, remember=False)
+        return loaded.state.summary()
 
     async def _create(self, player: str, req: CreateTable) -> dict[str, Any]:
         game_id = req.game or new_id("g")
@@ -547,6 +563,12 @@ class Gamemaster(Service):
     async def on_command(self, subject: str, body: bytes) -> dict[str, Any]:
         _, game, player = self.subjects.parse_input(subject)
         command = parse_request(Command, decode_json(body))
+        cached = self._cache.get(game)
+        if cached is not None and _outsider(cached.state, player):
+            # refused whatever the gate and the command id (no command of this player was
+            # ever accepted here): without the game's lock and the store, so that a player
+            # who is not at this table cannot slow the ones who are
+            cached.table.decide(cached.state, player, command.fields(), self.rng, gate_open=True)
         # A command id seen before is answered as the first time. It is looked up only when
         # this attempt is refused or changes nothing; an accepted one is caught by the append
         # (the command id is unique per game), which saves a round trip on every command.
@@ -747,6 +769,12 @@ class Gamemaster(Service):
             if events:
                 await self._commit(loaded, [(e, {"actor": player}) for e in events])
                 log.info("%s: %s is back", game, player)
+
+
+def _outsider(state: TableState, player: str) -> bool:
+    """No command of ``player`` can be accepted at this table now, and none ever was: the
+    table is in the lobby, or the player has no seat (seats are fixed once it starts)."""
+    return state.status == "lobby" or player not in state.seats
 
 
 def _internal(body: bytes, **fields: type) -> dict[str, Any]:

@@ -40,9 +40,11 @@ from cardroom_wire import (
     Notification,
     PublicUpdate,
     SyncReply,
+    SyncRequest,
     WireError,
     decode_json,
     dumps,
+    parse,
 )
 from faststream import AckPolicy
 from faststream.nats import JStream, NatsMessage
@@ -409,10 +411,7 @@ class Projector(Service):
     # -- sync -------------------------------------------------------------------------------------
     async def on_sync(self, subject: str, body: bytes) -> dict[str, Any]:
         _, game, player = self.subjects.parse_input(subject)
-        if body.strip():
-            payload = decode_json(body)
-            if not isinstance(payload, dict) or payload.get("type", "sync") != "sync":
-                raise WireError(ErrorCode.BAD_REQUEST, 'a sync request is {"type": "sync"}')
+        parse(SyncRequest, decode_json(body))  # exactly {"type": "sync"}, like every request
         found = await readmodels.get_view(self.store.engine, game, player)
         if found is None:
             version = await self.store.stream_version(game)
