@@ -120,9 +120,30 @@ def _required_env(name: str) -> str:
     return value
 
 
+def _env_number(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value != value or value == float("inf"):
+        console.print(f"[red]{name} must be a positive number of seconds or messages[/]")
+        raise typer.Exit(78)
+    return value
+
+
 async def _serve_auth() -> None:
-    """The auth callout responder: no database, no JetStream, one NATS connection."""
-    from cardroom_natsauth import DEFAULT_ACCOUNT, AuthCalloutResponder
+    """The auth callout responder and, with a system account URL, its flood guard: no
+    database, no JetStream, one NATS connection each."""
+    from cardroom_natsauth import (
+        DEFAULT_ACCOUNT,
+        DEFAULT_FLOOD_BAN,
+        DEFAULT_FLOOD_INTERVAL,
+        DEFAULT_FLOOD_LIMIT,
+        AuthCalloutResponder,
+        Bans,
+        FloodGuard,
+    )
     from cardroom_runtime.nats import connect
     from cardroom_runtime.settings import Settings
 
@@ -133,11 +154,18 @@ async def _serve_auth() -> None:
     if not settings.nats_url:
         console.print("[red]CARDROOM_NATS_URL is not set[/] (the auth user's URL)")
         raise typer.Exit(78)
+    account = os.environ.get("CARDROOM_AUTH_ACCOUNT", DEFAULT_ACCOUNT)
+    system_url = os.environ.get("CARDROOM_SYSTEM_NATS_URL", "").strip()
+    limit = _env_number("CARDROOM_FLOOD_LIMIT", DEFAULT_FLOOD_LIMIT)
+    interval = _env_number("CARDROOM_FLOOD_INTERVAL", DEFAULT_FLOOD_INTERVAL)
+    ban = _env_number("CARDROOM_FLOOD_BAN", DEFAULT_FLOOD_BAN)
+    bans = Bans()
     responder = AuthCalloutResponder(
         issuer_seed=_required_env("CARDROOM_AUTH_ISSUER_SEED"),
         token_secret=_required_env("CARDROOM_PLAYER_TOKEN_SECRET"),
         root=settings.subject_root,
-        account=os.environ.get("CARDROOM_AUTH_ACCOUNT", DEFAULT_ACCOUNT),
+        account=account,
+        bans=bans,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -147,16 +175,40 @@ async def _serve_auth() -> None:
         nc = await connect(settings.nats_url, "cardroom-auth")
     except Exception as exc:
         raise _CannotStart() from exc
+    system = None
+    watching: asyncio.Task[None] | None = None
     try:
+        if system_url:
+            try:
+                system = await connect(system_url, "cardroom-auth-guard")
+            except Exception as exc:
+                raise _CannotStart() from exc
+            guard = FloodGuard(
+                system, bans, account=account, limit=limit, interval=interval, ban=ban
+            )
+            watching = asyncio.create_task(guard.run())
         await nc.subscribe(responder.subject, queue=responder.queue, cb=responder.handle)
         await nc.flush()
         console.print(
             f"[bold green]cardroom[/] auth is answering {responder.subject} "
             f"(issuer {responder.issuer}, subject root {settings.subject_root})"
         )
+        if watching is None:
+            console.print("flood guard: off (CARDROOM_SYSTEM_NATS_URL is not set)")
+        else:
+            console.print(
+                f"flood guard: kicks a connection over {limit:.0f} messages a second "
+                f"(read every {interval:g} s) and refuses its player for {ban:g} s"
+            )
         print("cardroom: ready", flush=True)
         await stop.wait()
     finally:
+        if watching is not None:
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+        if system is not None:
+            await system.drain()
         await nc.drain()
 
 

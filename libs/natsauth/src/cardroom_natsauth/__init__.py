@@ -21,6 +21,14 @@ from .callout import (
     issue_user_jwt,
 )
 from .deploysecrets import deploy_secrets, read_secret, write_deploy_secrets
+from .guard import (
+    DEFAULT_FLOOD_BAN,
+    DEFAULT_FLOOD_INTERVAL,
+    DEFAULT_FLOOD_LIMIT,
+    Bans,
+    FloodGuard,
+    FloodWatch,
+)
 from .nkeyjwt import JwtError, create_seed, public_key
 from .permissions import (
     REGISTER_VERB,
@@ -41,12 +49,18 @@ from .tokens import (
 __all__ = [
     "AUTH_CALLOUT_SUBJECT",
     "DEFAULT_ACCOUNT",
+    "DEFAULT_FLOOD_BAN",
+    "DEFAULT_FLOOD_INTERVAL",
+    "DEFAULT_FLOOD_LIMIT",
     "DEFAULT_TTL",
     "GUEST_USER",
     "REGISTER_VERB",
     "AuthCalloutResponder",
     "AuthError",
+    "Bans",
     "CalloutMessage",
+    "FloodGuard",
+    "FloodWatch",
     "Identity",
     "JwtError",
     "PlayerToken",

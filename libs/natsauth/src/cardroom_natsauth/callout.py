@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from . import nkeyjwt
+from .guard import Bans, ban_key
 from .permissions import check_nonce, guest_permissions, player_permissions
 from .tokens import TokenError, token_key, verify_player_token
 
@@ -175,6 +176,7 @@ class AuthCalloutResponder:
         guests: bool = True,
         guest_ttl: float = DEFAULT_GUEST_TTL,
         max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
+        bans: Bans | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not issuer_seed.startswith("SA"):
@@ -188,6 +190,7 @@ class AuthCalloutResponder:
         self.guests = guests
         self.guest_ttl = guest_ttl
         self.max_subscriptions = max_subscriptions
+        self.bans = bans  # who the flood guard threw out, refused for a while (.guard)
         self._clock = clock
         player_permissions(root, "probe")  # validates the root now, not at the first client
 
@@ -259,6 +262,11 @@ class AuthCalloutResponder:
                 raise AuthError("the request is for another issuer")
             connect = nats.get("connect_opts")
             identity = self.identify(connect if isinstance(connect, dict) else {}, now=now)
+            if self.bans is not None:
+                user = identity.name if identity.kind == "player" else GUEST_USER
+                left = self.bans.remaining(ban_key(user, str(client.get("host", ""))))
+                if left > 0:
+                    raise AuthError(f"thrown out for flooding; refused for {left:.0f} s more")
             user_jwt = issue_user_jwt(
                 self._seed,
                 user_nkey,

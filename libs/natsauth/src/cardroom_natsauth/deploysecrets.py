@@ -5,9 +5,12 @@ One file per secret, so that docker-compose can hand each process only the ones 
 
 ``nats.conf``
     NATS configuration variables: the passwords of the static users (``SERVICE_PASSWORD``,
-    ``AUTH_PASSWORD``) and the public key of the auth callout issuer (``AUTH_ISSUER``).
-``nats_url``, ``auth_nats_url``
-    The URLs the services and the auth service connect with (user and password inside).
+    ``AUTH_PASSWORD``, ``SYSTEM_PASSWORD``) and the public key of the auth callout issuer
+    (``AUTH_ISSUER``).
+``nats_url``, ``auth_nats_url``, ``system_nats_url``
+    The URLs the services and the auth service connect with (user and password inside); the
+    last is the system account's, which the auth service's flood guard reads connections and
+    kicks with.
 ``auth_issuer_seed``
     The account seed the auth service signs user JWTs with. Whoever holds it can mint any user.
 ``player_token_secret``
@@ -30,6 +33,7 @@ from . import nkeyjwt
 
 SERVICE_USER: Final = "service"
 AUTH_USER: Final = "auth"
+SYSTEM_USER: Final = "system"
 DATABASE: Final = "cardroom"
 DATABASE_USER: Final = "cardroom"
 
@@ -44,18 +48,21 @@ def deploy_secrets(
     """Fresh values for every secret file (name -> content)."""
     service_password = _password()
     auth_password = _password()
+    system_password = _password()
     issuer_seed = nkeyjwt.create_seed(nkeyjwt.ACCOUNT)
     postgres_password = _password()
     nats_conf = (
         "# Generated secrets for deploy/nats/auth.conf. Keep this file private.\n"
         f'SERVICE_PASSWORD: "{service_password}"\n'
         f'AUTH_PASSWORD: "{auth_password}"\n'
+        f'SYSTEM_PASSWORD: "{system_password}"\n'
         f'AUTH_ISSUER: "{nkeyjwt.public_key(issuer_seed)}"\n'
     )
     return {
         "nats.conf": nats_conf,
         "nats_url": f"nats://{SERVICE_USER}:{service_password}@{nats_host}",
         "auth_nats_url": f"nats://{AUTH_USER}:{auth_password}@{nats_host}",
+        "system_nats_url": f"nats://{SYSTEM_USER}:{system_password}@{nats_host}",
         "auth_issuer_seed": issuer_seed,
         "player_token_secret": secrets.token_urlsafe(32),
         "postgres_password": postgres_password,
