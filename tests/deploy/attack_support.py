@@ -477,6 +477,23 @@ async def _quiet(_exc: Exception) -> None:
     """The flooder expects nothing of the server but answers."""
 
 
+async def _refused_again(settings: dict[str, Any], inbox: str) -> bool:
+    """Whether the server now refuses the player's connection (the guard's ban)."""
+    try:
+        nc = await nats.connect(
+            settings["url"],
+            token=settings["token"],
+            inbox_prefix=inbox,
+            allow_reconnect=False,
+            connect_timeout=2,
+            error_cb=_quiet,
+        )
+    except Exception:
+        return True
+    await nc.close()
+    return False
+
+
 async def flood(settings: dict[str, Any]) -> dict[str, Any]:
     """Publish the player's acks, commands, lobby requests and syncs as fast as the connection
     takes them, each with a reply address of its own inbox, until told to stop or a bound is
@@ -519,7 +536,11 @@ async def flood(settings: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     deadline = started + float(settings["seconds"])
     print("flooding", flush=True)
+    kicked = False
     while not stop.is_set() and sent < settings["count"] and time.monotonic() < deadline:
+        if not nc.is_connected:  # thrown out by the server
+            kicked = True
+            break
         game = games[sent % len(games)]
         bet = json.dumps({"type": "bet", "amount": 1, "id": f"c{sent}"}).encode()
         requests = (
@@ -530,11 +551,24 @@ async def flood(settings: dict[str, Any]) -> dict[str, Any]:
             s.sync(game, me),
         )
         bodies = (ack, bet, b"{}", json.dumps({"game": game}).encode(), sync)
-        for number, (subject, body) in enumerate(zip(requests, bodies, strict=True)):
-            await nc.publish(subject, body, reply=f"{inbox}.flood.{number}.{sent}")
-            sent += 1
+        try:
+            for number, (subject, body) in enumerate(zip(requests, bodies, strict=True)):
+                await nc.publish(subject, body, reply=f"{inbox}.flood.{number}.{sent}")
+                sent += 1
+        except (nats.errors.ConnectionClosedError, OSError):
+            kicked = True
+            break
         await asyncio.sleep(0)  # a turn for the steering task and the answers
     seconds = time.monotonic() - started
+    if kicked or not nc.is_connected:
+        steering.cancel()
+        return {
+            "sent": sent,
+            "seconds": round(seconds, 3),
+            "kicked": True,
+            "refused_after": await _refused_again(settings, inbox),
+            "answers": {kind: dict(codes) for kind, codes in answers.items()},
+        }
     await nc.flush(timeout=30)
     # one request more: the edge answers a route's requests in order, so the refusals it sent
     # before this answer on the lobby route have come by then
@@ -548,6 +582,7 @@ async def flood(settings: dict[str, Any]) -> dict[str, Any]:
     return {
         "sent": sent,
         "seconds": round(seconds, 3),
+        "kicked": False,
         "answers": {kind: dict(codes) for kind, codes in answers.items()},
     }
 

@@ -5,13 +5,15 @@ callout) with deploy/nats/nats.conf, changed only where a test must differ from 
 free ports instead of 4222/8222/8080 and a temporary JetStream folder. deploy/nats/auth.conf is
 used as it is, with secrets generated the way ``make secrets`` generates them. The responder
 (:class:`cardroom_natsauth.AuthCalloutResponder`) runs in the test's event loop on a
-connection of the ``auth`` user, as ``cardroom serve auth`` would run it. ``stub_service``
-stands in for the services. Everything is removed at the end; a watchdog stops the server even
-if the test process is killed.
+connection of the ``auth`` user, as ``cardroom serve auth`` would run it, with its flood
+guard (:class:`cardroom_natsauth.FloodGuard`, defaults as deployed) on a ``system`` user
+connection. ``stub_service`` stands in for the services. Everything is removed at the end; a
+watchdog stops the server even if the test process is killed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shutil
 import tempfile
@@ -19,7 +21,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from cardroom_natsauth import AuthCalloutResponder
+from cardroom_natsauth import AuthCalloutResponder, Bans, FloodGuard
 from cardroom_runtime.embedded import Reaper
 from deploy_support import DeployNats, SecureNats, StubService, start_deploy_nats, wait_until_up
 from nats.aio.client import Client
@@ -32,24 +34,35 @@ async def secure_nats(subject_root: str) -> AsyncIterator[SecureNats]:
     reaper.watch("rm", str(folder))
     server: DeployNats | None = None
     auth = Client()
+    system = Client()
+    watching: asyncio.Task[None] | None = None
     secure: SecureNats | None = None
     try:
         server = start_deploy_nats(folder)
         reaper.watch("nats", str(server.proc.pid), str(folder))
         server_id = await wait_until_up(server)
         # the auth service, as `cardroom serve auth` runs it
+        bans = Bans()
         responder = AuthCalloutResponder(
             issuer_seed=server.secret("auth_issuer_seed"),
             token_secret=server.secret("player_token_secret"),
             root=subject_root,
+            bans=bans,
         )
+        await system.connect(server.local(server.secret("system_nats_url")), allow_reconnect=False)
+        guard = FloodGuard(system, bans, account="CARDROOM")
+        watching = asyncio.create_task(guard.run())
         await auth.connect(server.local(server.secret("auth_nats_url")), allow_reconnect=False)
         await auth.subscribe(responder.subject, queue=responder.queue, cb=responder.handle)
         await auth.flush()
-        secure = SecureNats(server, subject_root, server_id, responder)
+        secure = SecureNats(server, subject_root, server_id, responder, guard)
         yield secure
     finally:
-        for nc in [*(secure.clients if secure is not None else []), auth]:
+        if watching is not None:
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
+        for nc in [*(secure.clients if secure is not None else []), auth, system]:
             with contextlib.suppress(Exception):
                 await nc.close()
         if server is not None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from cardroom_natsauth import (
     AuthCalloutResponder,
+    FloodGuard,
     inbox_prefix,
     issue_player_token,
     read_secret,
@@ -90,12 +91,14 @@ class Player:
 
 @dataclass
 class SecureNats:
-    """The running server, its subject root and the auth responder; connects players."""
+    """The running server, its subject root, the auth responder and its flood guard; connects
+    players."""
 
     server: DeployNats
     root: str
     server_id: str
     responder: AuthCalloutResponder
+    guard: FloodGuard
     clients: list[Client] = field(default_factory=list)
 
     @property

@@ -1,4 +1,5 @@
-"""Helpers of the natsauth tests: other spellings of a valid player token, and strategies.
+"""Helpers of the natsauth tests: keys and requests of a made-up server, other spellings of a
+valid player token, and strategies.
 
 A lenient parser reads each spelling of :func:`respellings` as the player, expiry and
 signature of the original token (Unicode digits, leading zeros, padding, standard base64,
@@ -13,10 +14,32 @@ import sys
 import unicodedata
 from typing import Any
 
+from cardroom_natsauth import create_seed, nkeyjwt, public_key
 from hypothesis import strategies as st
 
 SECRET = "s3cret-s3cret-s3cret-s3cret"
 ROOT = "crt1"
+NOW = 1_700_000_000.0
+SERVER_SEED = create_seed(nkeyjwt.SERVER)
+SERVER = public_key(SERVER_SEED)
+ISSUER_SEED = create_seed()
+USER = public_key(create_seed(nkeyjwt.USER))
+
+
+def request_claims(connect: object, host: str = "127.0.0.1") -> dict[str, Any]:
+    """The claims of the server's authorization request for a client sending ``connect``."""
+    return {
+        "sub": public_key(ISSUER_SEED),
+        "aud": "nats-authorization-request",
+        "nats": {
+            "type": "authorization_request",
+            "server_id": {"id": SERVER, "name": "test", "host": "127.0.0.1"},
+            "user_nkey": USER,
+            "client_info": {"host": host, "id": 7},
+            "connect_opts": connect,
+        },
+    }
+
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 B64URL = ID_ALPHABET[:62] + "-_"

@@ -27,13 +27,20 @@ from cardroom_natsauth import callout as callout_module
 from cardroom_natsauth.permissions import check_nonce
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from natsauth.natsauth_support import ROOT, SECRET, json_values, respellings, tokenish
+from natsauth.natsauth_support import (
+    ISSUER_SEED,
+    NOW,
+    ROOT,
+    SECRET,
+    SERVER,
+    SERVER_SEED,
+    USER,
+    json_values,
+    request_claims,
+    respellings,
+    tokenish,
+)
 
-NOW = 1_700_000_000.0
-SERVER_SEED = create_seed(nkeyjwt.SERVER)
-SERVER = public_key(SERVER_SEED)
-ISSUER_SEED = create_seed()
-USER = public_key(create_seed(nkeyjwt.USER))
 TOKEN = issue_player_token(SECRET, ROOT, "alice", ttl=600, now=NOW)
 
 fuzz = settings(
@@ -63,17 +70,7 @@ def _responder() -> AuthCalloutResponder:
 
 
 def _claims(connect: object) -> dict[str, Any]:
-    return {
-        "sub": public_key(ISSUER_SEED),
-        "aud": "nats-authorization-request",
-        "nats": {
-            "type": "authorization_request",
-            "server_id": {"id": SERVER, "name": "test", "host": "127.0.0.1"},
-            "user_nkey": USER,
-            "client_info": {"host": "127.0.0.1", "id": 7},
-            "connect_opts": connect,
-        },
-    }
+    return request_claims(connect)
 
 
 def _request(connect: object) -> bytes:
