@@ -17,9 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 
-from nacl import bindings as _sodium
-
-from .group import MentalPokerError, Point, _point_unchecked
+from .group import MentalPokerError, Point, _from_uniform, _point_unchecked
 
 __all__ = [
     "CARD_DOMAIN",
@@ -47,7 +45,7 @@ def _hash_to_point(domain: bytes, card: str) -> Point:
     for part in (domain, card.encode("utf-8")):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
-    return _point_unchecked(_sodium.crypto_core_ed25519_from_uniform(h.digest()[:32]))
+    return _point_unchecked(_from_uniform(h.digest()[:32]))
 
 
 class CardCodec:

@@ -1,4 +1,4 @@
-"""The prime-order group: Ed25519's main subgroup through libsodium (PyNaCl bindings).
+"""The prime-order group: Ed25519's main subgroup through libsodium (PyNaCl's build of it).
 
 Notation is additive, as in RULES.md 4.3: ``P + Q`` adds points, ``s * P`` multiplies a
 point by a scalar, ``G`` is the standard base point and
@@ -12,6 +12,13 @@ and mixed-order points, so the cofactor of Curve25519 can never leak a bit). Eve
 libsodium refuses the identity as an input to scalar multiplication and refuses a zero
 scalar; the wrappers here handle both cases explicitly (``0 * P = s * O = O``), because the
 masking scheme needs the identity: an open card is ``(O, M, O)``.
+
+Calls go straight to libsodium through PyNaCl's cffi module (``nacl._sodium``), not through
+``nacl.bindings``, whose per-call checks and conversions cost about 4 µs a call (a fifth of
+a point addition). Each call writes into a buffer of its own, so every function here is
+thread-safe, and cffi releases the GIL during each libsodium call: proofs made or checked in
+a thread pool (``asyncio.to_thread``) run in parallel on several cores and leave an event
+loop free.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, overload
 
-from nacl import bindings as _sodium
+from nacl._sodium import ffi as _ffi
+from nacl._sodium import lib as _lib_untyped
 
 __all__ = [
     "GROUP_ORDER",
@@ -48,6 +56,24 @@ _IDENTITY_BYTES = b"\x01" + bytes(31)
 _ZERO_BYTES = bytes(32)
 _BASE_BYTES = bytes.fromhex("5866666666666666666666666666666666666666666666666666666666666666")
 _HEX_DIGITS = frozenset("0123456789abcdef")
+
+_lib: Any = _lib_untyped
+_buf: Callable[[str], Any] = _ffi.new
+# ffi.buffer(out) is a cffi buffer; its [:] copies the 32 bytes out as bytes
+_unpack: Callable[[Any], bytes] = _ffi.buffer
+_scalarmult_noclamp = _lib.crypto_scalarmult_ed25519_noclamp
+_scalarmult_base_noclamp = _lib.crypto_scalarmult_ed25519_base_noclamp
+_core_add = _lib.crypto_core_ed25519_add
+_core_sub = _lib.crypto_core_ed25519_sub
+_is_valid_point = _lib.crypto_core_ed25519_is_valid_point
+_core_from_uniform = _lib.crypto_core_ed25519_from_uniform
+_scalar_reduce = _lib.crypto_core_ed25519_scalar_reduce
+_scalar_add = _lib.crypto_core_ed25519_scalar_add
+_scalar_sub = _lib.crypto_core_ed25519_scalar_sub
+_scalar_mul = _lib.crypto_core_ed25519_scalar_mul
+_scalar_negate = _lib.crypto_core_ed25519_scalar_negate
+_scalar_invert = _lib.crypto_core_ed25519_scalar_invert
+_OUT = "unsigned char[32]"
 
 
 class MentalPokerError(ValueError):
@@ -108,7 +134,9 @@ class Scalar:
         """Reduce 64 bytes (e.g. a SHA-512 digest) modulo ℓ."""
         if len(wide) != 64:
             raise EncodingError("scalar reduce: expected 64 bytes")
-        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_reduce(wide))
+        out = _buf(_OUT)
+        _scalar_reduce(out, wide)
+        return _scalar_unchecked(_unpack(out)[:])
 
     # -- encoding -----------------------------------------------------------------------
     def hex(self) -> str:
@@ -123,13 +151,19 @@ class Scalar:
 
     # -- arithmetic mod ℓ ---------------------------------------------------------------
     def __add__(self, other: Scalar) -> Scalar:
-        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_add(self.value, other.value))
+        out = _buf(_OUT)
+        _scalar_add(out, self.value, other.value)
+        return _scalar_unchecked(_unpack(out)[:])
 
     def __sub__(self, other: Scalar) -> Scalar:
-        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_sub(self.value, other.value))
+        out = _buf(_OUT)
+        _scalar_sub(out, self.value, other.value)
+        return _scalar_unchecked(_unpack(out)[:])
 
     def __neg__(self) -> Scalar:
-        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_negate(self.value))
+        out = _buf(_OUT)
+        _scalar_negate(out, self.value)
+        return _scalar_unchecked(_unpack(out)[:])
 
     @overload
     def __mul__(self, other: Scalar) -> Scalar: ...
@@ -137,9 +171,9 @@ class Scalar:
     def __mul__(self, other: Point) -> Point: ...
     def __mul__(self, other: Scalar | Point) -> Scalar | Point:
         if isinstance(other, Scalar):
-            return _scalar_unchecked(
-                _sodium.crypto_core_ed25519_scalar_mul(self.value, other.value)
-            )
+            out = _buf(_OUT)
+            _scalar_mul(out, self.value, other.value)
+            return _scalar_unchecked(_unpack(out)[:])
         if isinstance(other, Point):
             if other.value == _BASE_BYTES:
                 return _point_unchecked(_scalarmult_base(self.value))
@@ -149,7 +183,10 @@ class Scalar:
     def invert(self) -> Scalar:
         if self.is_zero:
             raise MentalPokerError("scalar: zero has no inverse")
-        return _scalar_unchecked(_sodium.crypto_core_ed25519_scalar_invert(self.value))
+        out = _buf(_OUT)
+        if _scalar_invert(out, self.value) != 0:
+            raise MentalPokerError("scalar: zero has no inverse")
+        return _scalar_unchecked(_unpack(out)[:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,9 +198,7 @@ class Point:
     def __post_init__(self) -> None:
         if not isinstance(self.value, bytes) or len(self.value) != POINT_BYTES:
             raise EncodingError("point: expected 32 bytes")
-        if self.value != _IDENTITY_BYTES and not _sodium.crypto_core_ed25519_is_valid_point(
-            self.value
-        ):
+        if self.value != _IDENTITY_BYTES and _is_valid_point(self.value) != 1:
             raise EncodingError("point: not a canonical point of the prime-order subgroup")
 
     def __repr__(self) -> str:
@@ -188,13 +223,13 @@ class Point:
         return self.value == _IDENTITY_BYTES
 
     def __add__(self, other: Point) -> Point:
-        return _point_unchecked(_sodium.crypto_core_ed25519_add(self.value, other.value))
+        return _point_unchecked(_add(self.value, other.value))
 
     def __sub__(self, other: Point) -> Point:
-        return _point_unchecked(_sodium.crypto_core_ed25519_sub(self.value, other.value))
+        return _point_unchecked(_sub(self.value, other.value))
 
     def __neg__(self) -> Point:
-        return _point_unchecked(_sodium.crypto_core_ed25519_sub(_IDENTITY_BYTES, self.value))
+        return _point_unchecked(_sub(_IDENTITY_BYTES, self.value))
 
 
 # The slots' own setters: what object.__setattr__ ends up calling (past the frozen
@@ -239,13 +274,51 @@ def _scalarmult(scalar: bytes, point: bytes) -> bytes:
         return _IDENTITY_BYTES
     # point is in the prime-order subgroup and scalar is non-zero mod ℓ, so the product is
     # never the identity and libsodium does not refuse it.
-    return _sodium.crypto_scalarmult_ed25519_noclamp(scalar, point)
+    out = _buf(_OUT)
+    if _scalarmult_noclamp(out, scalar, point) != 0:
+        raise MentalPokerError("scalar multiplication refused (point not in the group)")
+    return _unpack(out)[:]
 
 
 def _scalarmult_base(scalar: bytes) -> bytes:
     if scalar == _ZERO_BYTES:
         return _IDENTITY_BYTES
-    return _sodium.crypto_scalarmult_ed25519_base_noclamp(scalar)
+    out = _buf(_OUT)
+    if _scalarmult_base_noclamp(out, scalar) != 0:
+        raise MentalPokerError("scalar multiplication refused")
+    return _unpack(out)[:]
+
+
+def _add(p: bytes, q: bytes) -> bytes:
+    """``P + Q`` of two encodings (the identity costs nothing: an open card has two)."""
+    if q == _IDENTITY_BYTES:
+        return p
+    if p == _IDENTITY_BYTES:
+        return q
+    out = _buf(_OUT)
+    if _core_add(out, p, q) != 0:
+        raise MentalPokerError("point addition refused (not a point)")
+    return _unpack(out)[:]
+
+
+def _from_uniform(r: bytes) -> bytes:
+    """Elligator 2 of 32 uniform bytes, cofactor cleared: a point nobody knows the log of."""
+    if len(r) != 32:
+        raise EncodingError("from_uniform: expected 32 bytes")
+    out = _buf(_OUT)
+    if _core_from_uniform(out, r) != 0:
+        raise MentalPokerError("from_uniform refused")
+    return _unpack(out)[:]
+
+
+def _sub(p: bytes, q: bytes) -> bytes:
+    """``P - Q`` of two encodings."""
+    if q == _IDENTITY_BYTES:
+        return p
+    out = _buf(_OUT)
+    if _core_sub(out, p, q) != 0:
+        raise MentalPokerError("point subtraction refused (not a point)")
+    return _unpack(out)[:]
 
 
 _ONE = Scalar.from_int(1)

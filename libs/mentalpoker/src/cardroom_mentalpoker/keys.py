@@ -27,11 +27,12 @@ from .group import (
     Scalar,
     VerificationError,
     _point_from_hex_unchecked,
+    base_point,
     mul_base,
     random_scalar,
 )
 from .masking import MAX_DECK_SIZE
-from .proofs import DlogProof, prove_dlog, verify_dlog
+from .proofs import DlogProof, _prove_dlog_known, verify_dlog
 
 __all__ = [
     "KeyReveal",
@@ -151,13 +152,18 @@ class PlayerSecrets:
 
     def public_keys(self, *, context: bytes) -> PublicKeys:
         """The commitments to publish, each with its proof of knowledge bound to ``context``."""
+        g = base_point()
+        shuffle = mul_base(self.shuffle_key)
+        cards = tuple(mul_base(c) for c in self.card_keys)
         return PublicKeys(
-            shuffle=mul_base(self.shuffle_key),
-            cards=tuple(mul_base(c) for c in self.card_keys),
-            shuffle_proof=prove_dlog(self.shuffle_key, context=_shuffle_context(context)),
+            shuffle=shuffle,
+            cards=cards,
+            shuffle_proof=_prove_dlog_known(
+                self.shuffle_key, g, shuffle, context=_shuffle_context(context)
+            ),
             card_proofs=tuple(
-                prove_dlog(c, context=_card_context(context, i))
-                for i, c in enumerate(self.card_keys)
+                _prove_dlog_known(c, g, point, context=_card_context(context, i))
+                for i, (c, point) in enumerate(zip(self.card_keys, cards, strict=True))
             ),
         )
 

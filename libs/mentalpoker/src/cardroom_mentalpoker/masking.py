@@ -111,6 +111,16 @@ _set_msg: Callable[[MaskedCard, Point], None] = MaskedCard.__dict__["msg"].__set
 _set_pk: Callable[[MaskedCard, Point], None] = MaskedCard.__dict__["pk"].__set__
 
 
+def _card(epk: Point, msg: Point, pk: Point) -> MaskedCard:
+    """``MaskedCard(epk, msg, pk)`` through the slots' setters (the frozen ``__init__`` costs
+    a few microseconds, and the shuffle proofs build thousands of cards)."""
+    card = _new(MaskedCard)
+    _set_epk(card, epk)
+    _set_msg(card, msg)
+    _set_pk(card, pk)
+    return card
+
+
 Deck = tuple[MaskedCard, ...]
 
 

@@ -10,8 +10,9 @@ round-robin, every move signed (:mod:`cardroom_mentalpoker.signing`):
    shuffle key ``k`` to every card (4.3 ``addPlayer``), permute with a CSPRNG Fisher-Yates
    and re-randomise every card (4.3 ``mask``). Public checks: 4.3's (every card now has
    ``pk = old pk + K``; every ``epk`` and ``msg`` changed), a Chaum-Pedersen proof per card
-   that the key added is the committed ``k``, and the cut-and-choose shuffle proof of
-   :mod:`cardroom_mentalpoker.shuffle` that the output is a permutation of the same cards.
+   that the key added is the committed ``k``, and a proof that the output is a permutation of
+   the same cards: the cut-and-choose proof of :mod:`cardroom_mentalpoker.shuffle`, or (with
+   ``argument=True``) the Terelius-Wikström argument of :mod:`cardroom_mentalpoker.argument`.
 3. Mask, each player once (:func:`mask_step` / :func:`check_mask_step`): the order is fixed;
    at each position ``i`` swap ``k`` for ``c_i`` and re-randomise. Public checks: 4.3's
    (``new pk_i = old pk_i - K + C_i``) and two Chaum-Pedersen proofs per card (the swap used
@@ -35,6 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .argument import ShuffleArgument, prove_shuffle_argument, verify_shuffle_argument
 from .cards import CardCodec, default_codec
 from .group import (
     EncodingError,
@@ -47,8 +49,8 @@ from .group import (
     random_scalar,
 )
 from .keys import KeyReveal, PlayerSecrets, PublicKeys, check_key
-from .masking import Deck, MaskedCard, add_key, partial_unmask, remask, swap_key, unmasked_point
-from .proofs import DleqProof, prove_dleq, verify_dleq
+from .masking import Deck, MaskedCard, _card, partial_unmask, unmasked_point
+from .proofs import DleqProof, _prove_dleq_known, verify_dleq
 from .shuffle import (
     DEFAULT_SHUFFLE_ROUNDS,
     ShuffleProof,
@@ -121,28 +123,43 @@ def _proofs_from_json(data: Any, n: int, what: str) -> tuple[DleqProof, ...]:
 class ShuffleStepProof:
     """``keyed[i]``: the ``msg`` of input card ``i`` after adding the shuffle key (input order),
     ``key_proofs[i]``: Chaum-Pedersen ``log_G K == log_epk_i (keyed_i - msg_i)``,
-    ``shuffle``: the cut-and-choose proof from the keyed deck to the output deck."""
+    ``shuffle``: the proof from the keyed deck to the output deck, either the cut-and-choose
+    :class:`ShuffleProof` (JSON key ``shuffle``) or the Terelius-Wikström
+    :class:`~cardroom_mentalpoker.argument.ShuffleArgument` (JSON key ``argument``), for 54
+    cards about 15x cheaper to make and 10x cheaper to check than 64 rounds."""
 
     keyed: tuple[Point, ...]
     key_proofs: tuple[DleqProof, ...]
-    shuffle: ShuffleProof
+    shuffle: ShuffleProof | ShuffleArgument
 
     def to_json(self) -> dict[str, Any]:
+        key = "argument" if isinstance(self.shuffle, ShuffleArgument) else "shuffle"
         return {
             "keyed": _points_json(self.keyed),
             "key_proofs": [p.to_json() for p in self.key_proofs],
-            "shuffle": self.shuffle.to_json(),
+            key: self.shuffle.to_json(),
         }
 
     @classmethod
     def from_json(cls, data: Any, n: int) -> ShuffleStepProof:
-        if not isinstance(data, dict) or set(data) != {"keyed", "key_proofs", "shuffle"}:
-            raise EncodingError("shuffle step proof: expected keyed, key_proofs, shuffle")
+        if not isinstance(data, dict) or set(data) not in (_CUT_AND_CHOOSE, _ARGUMENT):
+            raise EncodingError(
+                "shuffle step proof: expected keyed, key_proofs and shuffle or argument"
+            )
+        shuffle: ShuffleProof | ShuffleArgument
+        if "argument" in data:
+            shuffle = ShuffleArgument.from_json(data["argument"], n)
+        else:
+            shuffle = ShuffleProof.from_json(data["shuffle"], n)
         return cls(
             _points_from_json(data["keyed"], n, "shuffle step proof keyed"),
             _proofs_from_json(data["key_proofs"], n, "shuffle step proof key_proofs"),
-            ShuffleProof.from_json(data["shuffle"], n),
+            shuffle,
         )
+
+
+_CUT_AND_CHOOSE = {"keyed", "key_proofs", "shuffle"}
+_ARGUMENT = {"keyed", "key_proofs", "argument"}
 
 
 def _deck_key(deck: Sequence[MaskedCard]) -> Point:
@@ -161,21 +178,52 @@ def shuffle_step(
     *,
     context: bytes,
     rounds: int = DEFAULT_SHUFFLE_ROUNDS,
+    argument: bool = False,
 ) -> tuple[Deck, ShuffleStepProof]:
-    """One player's shuffle move: add ``k`` to every card, permute, re-randomise, prove."""
-    _deck_key(deck)
+    """One player's shuffle move: add ``k`` to every card, permute, re-randomise, prove.
+
+    ``argument``: prove the shuffle with the Terelius-Wikström argument
+    (:mod:`cardroom_mentalpoker.argument`) instead of ``rounds`` rounds of cut-and-choose.
+
+    The first shuffler (an open deck: no key on it yet) knows the discrete log of the new
+    common key, his own ``k``: his re-randomisations (and the cut-and-choose proof's shadow
+    decks) then use fixed-base multiplications only: the same results in about a third of
+    the time.
+    """
+    pk_old = _deck_key(deck)
     k = secrets.shuffle_key
     g = base_point()
-    keyed = tuple(add_key(card, k) for card in deck)
-    key_proofs = tuple(
-        prove_dleq(k, g, card.epk, context=_ctx(context, "add-key", i))
-        for i, card in enumerate(deck)
-    )
+    big_k = mul_base(k)
+    pk_new = pk_old + big_k
+    keyed_cards: list[MaskedCard] = []
+    key_proofs: list[DleqProof] = []
+    for i, card in enumerate(deck):
+        k_epk = k * card.epk  # add_key(card, k), its product kept for the proof
+        keyed_cards.append(_card(card.epk, card.msg + k_epk, pk_new))
+        key_proofs.append(
+            _prove_dleq_known(k, g, big_k, card.epk, k_epk, context=_ctx(context, "add-key", i))
+        )
+    keyed = tuple(keyed_cards)
+    pk_secret = k if pk_old.is_identity else None
     perm = random_permutation(len(deck))
     nonces = tuple(random_scalar() for _ in deck)
-    out = reencrypt_shuffle(keyed, perm, nonces)
-    proof = prove_shuffle(keyed, out, perm, nonces, context=_ctx(context, "shuffle"), rounds=rounds)
-    return out, ShuffleStepProof(tuple(c.msg for c in keyed), key_proofs, proof)
+    out = reencrypt_shuffle(keyed, perm, nonces, pk_secret=pk_secret)
+    proof: ShuffleProof | ShuffleArgument
+    if argument:
+        proof = prove_shuffle_argument(
+            keyed, out, perm, nonces, context=_ctx(context, "shuffle-argument")
+        )
+    else:
+        proof = prove_shuffle(
+            keyed,
+            out,
+            perm,
+            nonces,
+            context=_ctx(context, "shuffle"),
+            rounds=rounds,
+            pk_secret=pk_secret,
+        )
+    return out, ShuffleStepProof(tuple(c.msg for c in keyed), tuple(key_proofs), proof)
 
 
 def check_shuffle_step(
@@ -211,7 +259,14 @@ def check_shuffle_step(
             raise VerificationError(f"shuffle step: card {i} has pk != old pk + shuffle key")
         if after.epk == before.epk or after.msg == before.msg:
             raise VerificationError(f"shuffle step: card {i} was not re-randomised")
-    if not verify_shuffle(
+    if isinstance(proof.shuffle, ShuffleArgument):
+        # sound under the discrete-log assumption with error about n/ℓ: it meets any
+        # min_rounds (at most 2^-256 asked)
+        if not verify_shuffle_argument(
+            keyed, new, proof.shuffle, context=_ctx(context, "shuffle-argument")
+        ):
+            raise VerificationError("shuffle step: the shuffle argument does not verify")
+    elif not verify_shuffle(
         keyed, new, proof.shuffle, context=_ctx(context, "shuffle"), min_rounds=min_rounds
     ):
         raise VerificationError("shuffle step: the shuffle proof does not verify")
@@ -277,14 +332,25 @@ def mask_step(
     swap_proofs: list[DleqProof] = []
     remask_proofs: list[DleqProof] = []
     for i, card in enumerate(deck):
-        c = secrets.card_keys[i]
-        mid = swap_key(card, k, c)
+        # swap_key(card, k, c_i) then remask(mid, r), their products kept for the proofs
+        delta = secrets.card_keys[i] - k
+        d_g = mul_base(delta)
+        d_epk = delta * card.epk
+        mid_msg = card.msg + d_epk
+        mid_pk = card.pk + d_g
+        if mid_pk.is_identity:
+            raise MentalPokerError("remask: an open card cannot be re-randomised (no key masks it)")
         r = random_scalar()
-        after = remask(mid, r)
-        swapped.append(mid.msg)
-        swap_proofs.append(prove_dleq(c - k, g, card.epk, context=_ctx(context, "swap", i)))
-        remask_proofs.append(prove_dleq(r, g, mid.pk, context=_ctx(context, "remask", i)))
-        out.append(after)
+        r_g = mul_base(r)
+        r_pk = r * mid_pk
+        swapped.append(mid_msg)
+        swap_proofs.append(
+            _prove_dleq_known(delta, g, d_g, card.epk, d_epk, context=_ctx(context, "swap", i))
+        )
+        remask_proofs.append(
+            _prove_dleq_known(r, g, r_g, mid_pk, r_pk, context=_ctx(context, "remask", i))
+        )
+        out.append(_card(card.epk + r_g, mid_msg + r_pk, mid_pk))
     return tuple(out), MaskStepProof(tuple(swapped), tuple(swap_proofs), tuple(remask_proofs))
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .group import EncodingError, MentalPokerError, Point, Scalar, mul_base, random_scalar
-from .masking import Deck, MaskedCard
+from .masking import Deck, MaskedCard, _card
 
 __all__ = [
     "DEFAULT_SHUFFLE_ROUNDS",
@@ -102,16 +102,47 @@ def apply_permutation(items: Sequence[_T], perm: Sequence[int]) -> tuple[_T, ...
 
 def _reenc(card: MaskedCard, nonce: Scalar) -> MaskedCard:
     # remask without the open-card guard: every card of a shuffled deck shares one pk != O
-    return MaskedCard(card.epk + mul_base(nonce), card.msg + nonce * card.pk, card.pk)
+    return _card(card.epk + mul_base(nonce), card.msg + nonce * card.pk, card.pk)
+
+
+def _reenc_known(card: MaskedCard, nonce: Scalar, pk_secret: Scalar) -> MaskedCard:
+    """:func:`_reenc` when ``card.pk = pk_secret * G``: ``nonce * pk`` is then
+    ``(nonce * pk_secret) * G``, a fixed-base multiplication (about 5x cheaper here)."""
+    return _card(card.epk + mul_base(nonce), card.msg + mul_base(nonce * pk_secret), card.pk)
+
+
+def _known_key(deck: Sequence[MaskedCard], pk_secret: Scalar | None) -> Scalar | None:
+    """``pk_secret`` once checked against the deck's common key (one fixed-base product)."""
+    if pk_secret is None:
+        return None
+    if not deck or any(card.pk != deck[0].pk for card in deck):
+        raise MentalPokerError("pk_secret needs every card under one common key")
+    if mul_base(pk_secret) != deck[0].pk:
+        raise MentalPokerError("pk_secret is not the discrete log of the deck's key")
+    return pk_secret
 
 
 def reencrypt_shuffle(
-    deck: Sequence[MaskedCard], perm: Sequence[int], nonces: Sequence[Scalar]
+    deck: Sequence[MaskedCard],
+    perm: Sequence[int],
+    nonces: Sequence[Scalar],
+    *,
+    pk_secret: Scalar | None = None,
 ) -> Deck:
-    """``out[perm[i]] = remask(deck[i], nonces[i])``."""
+    """``out[perm[i]] = remask(deck[i], nonces[i])``.
+
+    ``pk_secret``: the discrete log of the deck's common key when the caller knows it (the
+    first shuffler: the key is then his own shuffle key alone). The result is the same, made
+    with fixed-base multiplications only.
+    """
     if len(nonces) != len(deck):
         raise MentalPokerError("one nonce per card is required")
-    return apply_permutation([_reenc(card, r) for card, r in zip(deck, nonces, strict=True)], perm)
+    x = _known_key(deck, pk_secret)
+    if x is None:
+        cards = [_reenc(card, r) for card, r in zip(deck, nonces, strict=True)]
+    else:
+        cards = [_reenc_known(card, r, x) for card, r in zip(deck, nonces, strict=True)]
+    return apply_permutation(cards, perm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,18 +253,24 @@ def prove_shuffle(
     *,
     context: bytes,
     rounds: int = DEFAULT_SHUFFLE_ROUNDS,
+    pk_secret: Scalar | None = None,
 ) -> ShuffleProof:
-    """Prove ``outputs == reencrypt_shuffle(inputs, perm, nonces)`` without revealing ``perm``."""
+    """Prove ``outputs == reencrypt_shuffle(inputs, perm, nonces)`` without revealing ``perm``.
+
+    ``pk_secret`` (optional): the discrete log of the common key, when the prover knows it
+    (see :func:`reencrypt_shuffle`); the proof is the same, made about 2x faster.
+    """
     if not 0 <= rounds <= MAX_SHUFFLE_ROUNDS:
         raise MentalPokerError(f"shuffle proof: rounds must be in 0..{MAX_SHUFFLE_ROUNDS}")
     pk = _common_pk(inputs)
+    x = _known_key(inputs, pk_secret)
     n = len(inputs)
     shadows: list[Deck] = []
     secrets_: list[tuple[tuple[int, ...], tuple[Scalar, ...]]] = []
     for _ in range(rounds):
         psi = random_permutation(n)
         s = tuple(random_scalar() for _ in range(n))
-        shadows.append(reencrypt_shuffle(inputs, psi, s))
+        shadows.append(reencrypt_shuffle(inputs, psi, s, pk_secret=x))
         secrets_.append((psi, s))
     digest = _digest(context, pk, inputs, outputs, shadows)
     openings: list[ShuffleOpening] = []
