@@ -108,7 +108,11 @@ class Deadline:
 
 
 class Bot(Protocol):
-    """A player program. It sees only what its player sees."""
+    """A player program. It sees only what its player sees.
+
+    A bot whose ``choose`` is heavy CPU work (cryptography) sets a class attribute
+    ``heavy_choices = True``: the bot services then call ``choose`` in a worker thread
+    (``asyncio.to_thread``) instead of on their event loop, so it must be thread-safe."""
 
     def observe(self, message: Message) -> None: ...
 

@@ -2,7 +2,10 @@
 
 A bot sees what its player sees: every notification's message goes to the game's bot
 (``observe``), and once a notification is acknowledged and carries ``actions``, the bot
-picks one (``choose``) and sends it as a command.
+picks one (``choose``) and sends it as a command. A bot whose choices are heavy CPU work
+(Macaua's, which build proofs) says so with ``heavy_choices = True``; its ``choose`` then runs
+in a worker thread, so that one bot's proof does not hold up the notifications, acks and
+choices of every other game on this event loop.
 """
 
 from __future__ import annotations
@@ -72,7 +75,11 @@ class BotPlayer:
     async def _choose_and_send(self, note: Notification) -> None:
         bot = self.bots[note.game]
         view = note.view or {}
-        command = dict(bot.choose(view, note.actions, self.rng))
+        if getattr(bot, "heavy_choices", False):
+            choice = await asyncio.to_thread(bot.choose, view, note.actions, self.rng)
+        else:
+            choice = bot.choose(view, note.actions, self.rng)
+        command = dict(choice)
         try:
             await self.client.send(note.game, command, retry_for=RETRY_SECONDS)
             self.commands += 1

@@ -1,4 +1,4 @@
-"""Macaua, dealt by mental poker (RULES.md section 4 and its Decisions; seed macaua-mental-poker).
+"""Macaua (the Romanian Macao, of the Mau-Mau family), dealt by mental poker.
 
 The players' programs hold every key; the server (this game's ``decide``) relays, validates
 and records, and can check everything on public data: sequence, turn, Ed25519 signatures,
@@ -19,30 +19,41 @@ deck, with fresh keys), strictly one player at a time, in seat order:
 4. ``deal`` (deck 0): each publishes its keys for every other hand and the face-up card;
    each hand card is then masked by its owner's key alone and opened privately.
 
-Play (RULES.md 4.2 + Decisions): a player plays cards of one rank whose first matches the
+Play: a player plays cards of one rank whose first matches the
 top by suit or rank (a Joker or an Ace goes on anything, anything on a Joker, after an Ace
 the declared suit), revealing them by publishing its own keys; 2, 3 and Joker add 2, 3 and
 5 to a pending challenge that only a 2, 3 or Joker counters, whatever its suit; or it draws
 (one card, or the whole challenge), which ends its turn: the others publish their keys for
 the next fresh positions, in seat order after the drawer, and the drawer opens them
 privately. When the fresh pile runs out the discard pile but its top becomes a new deck
-by the same protocol. An empty hand wins. The initial face-up card has no effect.
+by the same protocol. The initial face-up card has no effect.
 
-The end: after a win (or ``max_turns``) every player publishes each of its card keys that is
-still secret, i.e. for its own hand and the fresh pile (``audit``; at most 54 keys, so the
-move fits one command however many decks there were); the server opens every position of
-every deck and checks that each deck holds exactly the cards it was made of. A shuffle
-that was no permutation (possible undetected only with ``shuffle_rounds = 0``, or with
-luck 2^-rounds) is reported in the outcome's ``details.audit`` and the game is void
+The end: the first player to empty its hand wins, and play stops there (or at ``max_turns``,
+undecided). Then every player publishes each of its card keys that is still secret, i.e.
+for its own hand and the fresh pile (``audit``, in any order; at most 54 keys, so the move
+fits one command however many decks there were); with the last one the server opens every
+position of every deck and checks that each deck holds exactly the cards it was made of. A
+shuffle that was no permutation (possible undetected only with ``shuffle_rounds = 0``, or
+with luck 2^-rounds) is reported in the outcome's ``details.audit`` and the game is void
 (everyone ranks equal).
 
+The audit cannot undo the win: it has a deadline, ``audit_timeout`` (60 s by default, from
+the win), and when it passes the game ends (``macaua.audit_withheld``) with result
+``forfeited``: whoever has not published its keys ranks last (``details.withheld``), the
+winner keeps its win and score, the others tie between. Keys are what a player could hold
+back to spoil a lost game; without the deadline it would hold the table open forever. What
+the published keys open is audited all the same (``details.audit``: ``withheld``,
+``at_fault``, ``revealed``, and per deck the ``sealed`` positions): a card that a deck was
+not made of still voids the game, and the withholders still rank last.
+
 House moves and deadlines: the house bot cannot make a player's move, because every move
-needs that player's secret keys or signature (RULES.md: a "server plays every seat" mode
-exists only for tests and bots). So ``house_action`` is None; the table's fallback to
-``actions`` is refused too (they are unsigned templates), so an away player is never
-played for. Instead the config's ``move_timeout`` (off by default) sets a deadline on every
-awaited move; when it passes the game is aborted (``macaua.aborted``) and the silent player
-ranks last, the others tie. Without it the table waits.
+needs that player's secret keys or signature (playing every seat from the server is only
+for tests and bots, which hold the keys themselves). So ``house_action`` is None; the
+table's fallback to ``actions`` is refused too (they are unsigned templates), so an away
+player is never played for. Instead the config's ``move_timeout`` (off by default) sets a
+deadline on every awaited move before the audit; when it passes the game is aborted
+(``macaua.aborted``) and the silent player ranks last, the others tie. Without it the table
+waits for a move of play; the audit always has its own deadline.
 
 Game binding: signatures bind ``binding = "<game id>/<128-bit nonce>"``: the table's game
 id (the engine hands it over through ``GameRules.bind_table``) and a nonce drawn at start,

@@ -6,6 +6,11 @@ secret shuffle key and card keys (all from the operating system's CSPRNG, via
 its proof, mask, the card keys others need, plays and draws, the final audit), signs it over
 ``(binding, seq, previous hash, move)`` and privately opens the cards dealt or drawn to it.
 
+Building a move is heavy CPU work (a shuffle with its proof, a mask step with 54 proofs,
+opening cards), so the bots say ``heavy_choices = True``: a bot service calls ``choose`` in a
+worker thread (``asyncio.to_thread``), never on its event loop. ``choose`` holds a lock, so a
+stale choice still computing in one thread and a newer one never interleave on the secrets.
+
 ``HeuristicBot`` plays whenever it can, the rank it holds most of, and declares its
 commonest suit with an Ace; ``RandomMacauaBot`` picks uniformly among every legal play and
 the draw. ``build``/``sign`` are public so tests can make moves of their own (or forge them).
@@ -15,9 +20,10 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from cardroom_engine import Message
 from cardroom_mentalpoker import (
@@ -72,12 +78,16 @@ Pos = tuple[int, int]
 class MacauaBot:
     """The cryptography and bookkeeping of one player; subclasses choose the plays."""
 
+    heavy_choices: ClassVar[bool] = True
+    """``choose`` is CPU work (proofs): a service runs it off its event loop."""
+
     def __init__(self, player: str, signing_key: SigningKey | None = None) -> None:
         self.player = player
         self.signing_key = signing_key if signing_key is not None else SigningKey.generate()
         self.secrets: dict[int, PlayerSecrets] = {}
         self.known: dict[Pos, str | None] = {}
         self._chunks: dict[int, list[Any]] = {}
+        self._lock = threading.Lock()
 
     # -- the Bot protocol ---------------------------------------------------------------------
     def observe(self, message: Message) -> None:
@@ -87,8 +97,9 @@ class MacauaBot:
         self, view: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], rng: random.Random
     ) -> Mapping[str, Any]:
         v = game_view(view)
-        move = self.build(v, actions, rng)
-        return self.sign(v, move)
+        with self._lock:  # one choice at a time, whichever thread asks
+            move = self.build(v, actions, rng)
+            return self.sign(v, move)
 
     # -- moves --------------------------------------------------------------------------------
     def sign(self, v: Mapping[str, Any], move: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Macaua card logic on card codes (RULES.md 4.2 and the Decisions): ranks, suits, matching.
+"""Macaua card logic on card codes: ranks, suits, matching.
 
 Card codes are those of :mod:`cardroom_mentalpoker.cards`: rank then suit (``"AS"``,
 ``"10H"``, ``"QD"``) and ``"BJ"`` / ``"RJ"`` for the jokers, which have no suit.

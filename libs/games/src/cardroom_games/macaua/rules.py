@@ -27,6 +27,8 @@ verified again from the store; server steps are unsigned and deterministic):
     macaua.draw_ended     (server) nothing left to draw anywhere
     macaua.audit          a player's keys for every position that still has them (game over)
     macaua.audited        (server) the result of opening every position
+    macaua.audit_withheld (server) the audit deadline passed: the result of opening what the
+                          published keys open, and who withheld its keys
     macaua.aborted        (server) a stalled player (deadline) or a deck that is no deck
 """
 
@@ -84,7 +86,7 @@ from cardroom_mentalpoker import (
     state_hash,
 )
 from cardroom_wire import ErrorCode
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .bots import HeuristicBot, RandomMacauaBot
 from .cards import SUITS, check_play, play_challenge, rank
@@ -144,6 +146,13 @@ else:
         return new
 
 
+AUDIT_TIMEOUT = 60.0
+"""Seconds every player has, once the game is decided, to publish its audit keys."""
+AUDIT_TIMEOUT_MIN = 1.0
+AUDIT_TIMEOUT_MAX = 3600.0
+AUDIT_DEADLINE = "audit"
+"""The key of the audit's deadline (one per game: it keeps its first due time)."""
+
 Phase = Literal["setup", "keys", "shuffle", "mask", "deal", "play", "draw", "audit", "over"]
 Pos = tuple[int, int]  # (deck number, position in that deck)
 
@@ -176,6 +185,27 @@ class MacauaConfig(BaseModel):
         description="seconds a player has for a move before the game is aborted and they "
         "lose (null: wait forever); nobody else can make a player's move (keys)",
     )
+    audit_timeout: float = Field(
+        AUDIT_TIMEOUT,
+        ge=AUDIT_TIMEOUT_MIN,
+        le=AUDIT_TIMEOUT_MAX,
+        strict=True,
+        allow_inf_nan=False,
+        description="seconds every player has, once the game is decided, to publish its "
+        "audit keys; then the game ends and whoever has not ranks last (the winner keeps "
+        "its win)",
+    )
+
+    @field_validator("audit_timeout", mode="before")
+    @classmethod
+    def _audit_ends(cls, value: object) -> object:
+        if value is None:
+            raise ValueError(
+                f"a number of seconds from {AUDIT_TIMEOUT_MIN:g} to {AUDIT_TIMEOUT_MAX:g} is "
+                "required (there is no 'never': a player who keeps its keys must not hold "
+                "the game open)"
+            )
+        return value
 
 
 class Lazy(Generic[_T]):
@@ -365,11 +395,14 @@ class MacauaState:
     """The card keys each player must publish now (deal or draw)."""
     turns: int = 0
     winner: str | None = None
+    """The first player to empty its hand."""
     result: str | None = None
-    """won, turn_limit, void or aborted."""
+    """won, turn_limit, forfeited (someone withheld its audit keys), void or aborted."""
     audit_keys: Mapping[str, Mapping[Pos, str]] = field(default_factory=dict)
     audit: Mapping[str, Any] | None = None
     stalled: str | None = None
+    withheld: tuple[str, ...] = ()
+    """The players who had not published their audit keys by the audit's deadline."""
 
     @property
     def hash(self) -> str:
@@ -410,8 +443,16 @@ def _next_hash(previous: str, signed: Mapping[str, Any]) -> str:
 def genesis_hash(binding: str, seats: Sequence[str], config: MacauaConfig) -> str:
     return state_hash(
         # the config as its JSON text: canonical JSON has no floats (move_timeout is one)
-        {"binding": binding, "seats": list(seats), "config": config.model_dump_json()}
+        {"binding": binding, "seats": list(seats), "config": _hashed_config(config)}
     )
+
+
+def _hashed_config(config: MacauaConfig) -> str:
+    """The config's JSON as the genesis hash takes it. ``audit_timeout`` came later: at its
+    default it is left out, so a game that does not set it hashes as it always did."""
+    if config.audit_timeout == AUDIT_TIMEOUT:
+        return config.model_dump_json(exclude={"audit_timeout"})
+    return config.model_dump_json()
 
 
 class _Fold(Protocol):
@@ -505,7 +546,7 @@ class Macaua(GameRules[MacauaState]):
         kind = move.get("kind") if isinstance(move, dict) else None
         if not isinstance(kind, str) or kind not in self._movers:
             raise _reject(ErrorCode.BAD_REQUEST, f"move.kind must be one of {sorted(self._movers)}")
-        if not state.waiting or state.waiting[0] != actor or state.phase not in self._phases[kind]:
+        if state.phase not in self._phases[kind] or not _may_move(state, actor):
             raise _reject(ErrorCode.NOT_YOUR_TURN, f"a {kind!r} move is not yours to make now")
         unexpected = move.keys() - MOVE_FIELDS[kind]
         if unexpected:
@@ -759,14 +800,25 @@ class Macaua(GameRules[MacauaState]):
         return [{"type": "macaua.draw_ended", "player": state.drawer, "short": state.to_draw}]
 
     def deadline(self, state: MacauaState) -> Deadline | None:
+        if not state.waiting or state.phase == "over":
+            return None
+        if state.phase == "audit":
+            # one deadline for the whole audit (its key stays, so it keeps its first due
+            # time), whatever move_timeout says: the game is decided, only keys are missing
+            return Deadline(state.config.audit_timeout, key=AUDIT_DEADLINE)
         timeout = state.config.move_timeout
-        if timeout is None or not state.waiting or state.phase == "over":
+        if timeout is None:
             return None
         return Deadline(timeout, key=f"move:{state.seq}:{state.waiting[0]}")
 
     def on_timeout(self, state: MacauaState, key: str, rng: random.Random) -> list[Event]:
         if not state.waiting or state.phase == "over":
             return []
+        if state.phase == "audit":
+            if key != AUDIT_DEADLINE:
+                return []
+            audit = audit_decks(state, withheld=state.waiting)
+            return [{"type": "macaua.audit_withheld", **audit}]
         if key != f"move:{state.seq}:{state.waiting[0]}":
             return []
         return [{"type": "macaua.aborted", "reason": "stalled", "player": state.waiting[0]}]
@@ -983,18 +1035,34 @@ class Macaua(GameRules[MacauaState]):
         return self._end_turn(state, **head, drawer=None, to_draw=0)
 
     def _on_audit(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
+        player = event["player"]
         keys = {(k["deck"], k["position"]): k["key"] for k in event["signed"]["move"]["keys"]}
         return _update(
             state,
             **head,
-            audit_keys={**state.audit_keys, event["player"]: keys},
-            waiting=state.waiting[1:],
+            audit_keys={**state.audit_keys, player: keys},
+            waiting=tuple(p for p in state.waiting if p != player),  # in any order
         )
 
     def _on_audited(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         audit = {k: v for k, v in event.items() if k != "type"}
         result = state.result if audit.get("ok") else "void"
         return _update(state, **head, audit=audit, phase="over", waiting=(), result=result)
+
+    def _on_audit_withheld(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
+        audit = {k: v for k, v in event.items() if k != "type"}
+        # the decided game stands unless the keys that were published show a deck that is no
+        # deck (then it is void, as after a complete audit); either way the withholders lose
+        result = "void" if audit.get("tampered") else "forfeited"
+        return _update(
+            state,
+            **head,
+            audit=audit,
+            withheld=tuple(event["withheld"]),
+            phase="over",
+            waiting=(),
+            result=result,
+        )
 
     def _on_aborted(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         result = "aborted" if event.get("player") else "void"
@@ -1048,7 +1116,7 @@ class Macaua(GameRules[MacauaState]):
             message["count"] = len(event["positions"])
         elif kind == "macaua.reveal" and after.phase == "play" and before.phase == "deal":
             message["top"] = after.discard[-1]
-        elif kind == "macaua.audited":
+        elif kind in ("macaua.audited", "macaua.audit_withheld"):
             message["audit"] = {k: v for k, v in event.items() if k != "type"}
         elif kind == "macaua.aborted":
             message["reason"] = event["reason"]
@@ -1078,6 +1146,7 @@ class Macaua(GameRules[MacauaState]):
             "result": state.result,
             "turns": state.turns,
             "audit": dict(state.audit) if state.audit is not None else None,
+            "withheld": list(state.withheld),
         }
         if state.pending is not None:
             view["pending_shuffle"] = {
@@ -1096,7 +1165,7 @@ class Macaua(GameRules[MacauaState]):
         return view
 
     def actions(self, state: MacauaState, player: str) -> list[dict[str, Any]]:
-        if not state.waiting or state.waiting[0] != player:
+        if not _may_move(state, player):
             return []
         base = {"type": MOVE, "deck": state.deck_no}
         phase = state.phase
@@ -1133,6 +1202,20 @@ class Macaua(GameRules[MacauaState]):
         elif state.result == "aborted" and state.stalled is not None:
             details["stalled"] = state.stalled
             scores = {p: (-1.0 if p == state.stalled else 0.0) for p in state.seats}
+            outcome = Outcome.from_scores(scores, lower_is_better=False)
+        elif state.withheld:
+            # forfeited: whoever withheld its audit keys ranks last; a winner who published
+            # its own keys keeps the win (unless the keys published show a deck that is no
+            # deck: void, and the others tie)
+            details["withheld"] = list(state.withheld)
+            winner = state.winner if state.result == "forfeited" else None
+            if winner in state.withheld:
+                winner = None
+            if winner is not None:
+                details["winner"] = winner
+            scores = {
+                p: -1.0 if p in state.withheld else 1.0 if p == winner else 0.0 for p in state.seats
+            }
             outcome = Outcome.from_scores(scores, lower_is_better=False)
         else:  # turn limit, or void: a deck that is no permutation of its cards
             outcome = Outcome(scores=dict.fromkeys(state.seats, 0.0), ranking=[sorted(state.seats)])
@@ -1231,6 +1314,15 @@ def _accepted_shuffle(pending: PendingShuffle) -> ShuffleClaim:
     )
 
 
+def _may_move(state: MacauaState, player: str) -> bool:
+    """Whether ``player`` is to move now: the first waiting player, strictly in turn; in the
+    audit, anyone who has not published its keys yet (so that one who keeps them holds
+    nobody else's audit up)."""
+    if state.phase == "audit":
+        return player in state.waiting
+    return bool(state.waiting) and state.waiting[0] == player
+
+
 def audit_positions(state: MacauaState, player: str) -> list[Pos]:
     """The positions that still carry ``player``'s key (at most the 54 live cards): its own
     hand and the fresh pile. Every other key it had was published when it was needed."""
@@ -1242,17 +1334,31 @@ def audit_positions(state: MacauaState, player: str) -> list[Pos]:
     ]
 
 
-def audit_decks(state: MacauaState) -> dict[str, Any]:
+def audit_decks(state: MacauaState, withheld: Sequence[str] = ()) -> dict[str, Any]:
     """Open every position of every deck with every published key; check each deck holds
-    exactly the cards it was made of (a shuffle that is no permutation shows here)."""
+    exactly the cards it was made of (a shuffle that is no permutation shows here).
+
+    A position that still carries the key of a player in ``withheld`` stays sealed: the
+    deck is then not verified (``ok`` is false), but a card it was not made of, or a
+    position that opens to no card, among the rest still proves it is no deck
+    (``tampered``). ``revealed`` names who published its keys; ``at_fault`` who the result
+    holds responsible (those who withheld theirs: a bad deck is not laid at anyone's door,
+    as the keys cannot tell which shuffle it was)."""
+    missing_keys = frozenset(withheld)
     reports: list[dict[str, Any]] = []
     ok = True
+    tampered = False
     for d, deck in enumerate(state.decks):
         found: list[str | None] = []
+        sealed = 0
         for i, card in enumerate(deck.masked):
+            masking = deck.masking[i] if deck.masking else frozenset()
+            if masking & missing_keys:
+                sealed += 1
+                continue
             current = card
             try:
-                for player in sorted(deck.masking[i] if deck.masking else ()):
+                for player in sorted(masking):
                     key = Scalar.from_hex(state.audit_keys[player][(d, i)])
                     current = partial_unmask(current, key)
             except (MentalPokerError, KeyError):
@@ -1264,15 +1370,26 @@ def audit_decks(state: MacauaState) -> dict[str, Any]:
         missing = sorted((want - got).elements())
         extra = sorted((got - want).elements())
         unreadable = sum(1 for c in found if c is None)
-        deck_ok = not missing and not extra and unreadable == 0
+        deck_tampered = bool(extra) or unreadable > 0
+        deck_ok = not missing and not deck_tampered
         ok = ok and deck_ok
-        reports.append(
-            {
-                "deck": d,
-                "ok": deck_ok,
-                "missing": missing,
-                "extra": extra,
-                "unreadable": unreadable,
-            }
-        )
-    return {"ok": ok, "decks": reports}
+        tampered = tampered or deck_tampered
+        report: dict[str, Any] = {
+            "deck": d,
+            "ok": deck_ok,
+            "missing": missing,
+            "extra": extra,
+            "unreadable": unreadable,
+        }
+        if missing_keys:
+            report["sealed"] = sealed
+        reports.append(report)
+    audit: dict[str, Any] = {"ok": ok, "decks": reports}
+    if missing_keys:
+        audit |= {
+            "tampered": tampered,
+            "revealed": [p for p in state.seats if p in state.audit_keys],
+            "withheld": [p for p in state.seats if p in missing_keys],
+            "at_fault": [p for p in state.seats if p in missing_keys],
+        }
+    return audit
