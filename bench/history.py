@@ -75,12 +75,22 @@ def _memory(d: dict[str, Any]) -> str:
     )
 
 
+def _macaua(d: dict[str, Any]) -> str:
+    """Each deal's ratio to its floor: ``game``/``argument`` and the players."""
+    return ", ".join(
+        f"{r.get('deal', '?')} {r.get('players', '?')}p {_f(r.get('ratio'), '.1f')}x"
+        for r in d.get("results", ())
+        if isinstance(r, dict)
+    )
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any]], str]] = {
     "pipeline": _pipeline,
     "throughput": _throughput,
     "replay": _replay,
     "engine": _engine,
     "memory": _memory,
+    "macaua": _macaua,
 }
 
 
@@ -90,7 +100,8 @@ def line(d: dict[str, Any]) -> str:
     commit = str(git.get("commit", "?"))[:8] + ("+" if git.get("dirty") else "")
     headline = HEADLINES.get(str(d.get("benchmark")))
     text = headline(d) if headline is not None else "(no headline for this benchmark)"
-    verdict = (d.get("target") or {}).get("verdict")
+    target = d.get("target")
+    verdict = target.get("verdict") if isinstance(target, dict) else None
     return f"{d.get('when', '?')}  {commit:9s}  {text}" + (f"  [{verdict}]" if verdict else "")
 
 

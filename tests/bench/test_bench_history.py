@@ -72,6 +72,27 @@ def test_runs_per_benchmark_oldest_first_with_commit_figures_and_verdict(
     assert history.history(tmp_path, last=1, bench="pipeline") == ["== pipeline", lines[2]]
 
 
+def test_macaua_runs_show_each_deals_ratio(history: ModuleType, tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "macaua-a.json",
+        {
+            "benchmark": "macaua",
+            "when": "2026-11-26T12:00",
+            "git": {"commit": "dddddddddddd", "dirty": False},
+            "target": 20.0,  # a bare number: no verdict of the whole run
+            "results": [
+                {"deal": "game", "players": 2, "ratio": 48.64, "verdict": "MISS"},
+                {"deal": "argument", "players": 2, "ratio": 12.1, "verdict": "PASS"},
+            ],
+        },
+    )
+    assert history.history(tmp_path) == [
+        "== macaua",
+        "2026-11-26T12:00  dddddddd   game 2p 48.6x, argument 2p 12.1x",
+    ]
+
+
 def test_a_file_it_cannot_read_is_listed_not_skipped(history: ModuleType, tmp_path: Path) -> None:
     (tmp_path / "replay-broken.json").write_text('{"benchmark": "replay", "when"')
     _write(tmp_path, "replay-old.json", {"benchmark": "replay", "when": "x"})  # no figures
