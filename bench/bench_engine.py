@@ -52,7 +52,7 @@ def main() -> None:
             report.line(f"  {name:9s} skipped: {why}")
             continue
         seats = seats_for(game, players)
-        _, how = chooser_for(game, seats)
+        _, how, _ = chooser_for(game, seats)
         commands = evolves = games = 0
         seconds = 0.0
         began = time.perf_counter()

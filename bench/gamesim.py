@@ -63,11 +63,21 @@ def load_real_games() -> list[str]:
     return sorted(registry.names())
 
 
-def chooser_for(game: Game[Any], seats: Sequence[str]) -> tuple[Chooser, str]:
-    """Random legal moves; the game's own random bot where moves must be made by a bot."""
+def chooser_for(
+    game: Game[Any], seats: Sequence[str]
+) -> tuple[Chooser, str, dict[str, str] | None]:
+    """Random legal moves; the game's own random bot where moves must be made by a bot. The
+    third item: the verify keys the seats join with, for a game that binds seats to keys."""
     if getattr(game, "name", "") == "macaua" and "random" in game.bots:
-        return bots_chooser(game, dict.fromkeys(seats, "random")), "its random bot"
-    return random_chooser, "random legal moves"
+        bots = {p: game.bots["random"](p) for p in seats}
+        keys = {
+            p: key
+            for p, b in bots.items()
+            if isinstance(key := getattr(b, "verify_key", None), str)
+        }
+        chooser = bots_chooser(game, dict.fromkeys(seats, "random"), bots)
+        return chooser, "its random bot", keys or None
+    return random_chooser, "random legal moves", None
 
 
 def play_timed(
@@ -82,13 +92,13 @@ def play_timed(
 ) -> Played:
     rules_rng = random.Random(seed)
     choose_rng = random.Random(seed + 1_000_003)
-    local = new_game(game, seats, rules_rng, config, game_id=game_id)
+    choose, _, keys = chooser_for(game, seats)
+    local = new_game(game, seats, rules_rng, config, game_id=game_id, keys=keys)
     table = local.table
     played = Played(game.name, game_id, list(seats))
     # the lobby and the deal, as the gamemaster appends them (untimed: once per game)
     lobby = [(s.event, {"actor": seats[0]}, frozenset(s.notifications)) for s in local.steps]
     played.decisions.append(lobby)
-    choose, _ = chooser_for(game, seats)
     needs_notes = choose is not random_chooser
     while local.state.status == "playing":
         if stop_after_commands is not None and played.commands >= stop_after_commands:

@@ -334,10 +334,10 @@ async def run_tournament(
             finished = False
             async with limit:
                 try:
-                    game = await table[0].client.create(game_type, dict(config or {}), seats=n)
-                    waits = [b.watch(game, game_type) for b in table]
+                    game = await table[0].create(game_type, config, seats=n)
+                    waits = [table[0].watch(game, game_type)]
                     for bot in table[1:]:
-                        await bot.client.join(game)
+                        waits.append(await bot.join(game, game_type))
                     async with asyncio.timeout(timeout):
                         await asyncio.gather(*(w.wait() for w in waits))
                     played.append(game)

@@ -68,8 +68,13 @@ def simulate(
     kinds: Mapping[str, str] | None = None,
     config: Mapping[str, Any] | None = None,
 ) -> LocalGame:
-    chooser = bots_chooser(game, kinds) if kinds else random_chooser
-    return play(game, seats, random.Random(seed), config, chooser)
+    if not kinds:
+        return play(game, seats, random.Random(seed), config, random_chooser)
+    # bots made first: a game that binds seats to keys needs their verify keys at the joins
+    bots = {p: game.bots[kind](p) for p, kind in kinds.items()}
+    keys = {p: k for p, b in bots.items() if isinstance(k := getattr(b, "verify_key", None), str)}
+    chooser = bots_chooser(game, kinds, bots)
+    return play(game, seats, random.Random(seed), config, chooser, keys=keys or None)
 
 
 def tournament_records(

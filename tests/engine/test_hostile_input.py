@@ -12,6 +12,7 @@ reaches the parsing behind the signature check, as a cheating client's would.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import random
@@ -104,6 +105,14 @@ def _signed(game: Game[Any]) -> bool:
     return bool(getattr(game, "signed_moves", False))
 
 
+def _key(game: Game[Any], player: str) -> str | None:
+    """A seat key for ``player`` where the game binds seats to keys (any 64 hex characters
+    pass the lobby; a game that checks moves against it gets its bots' real keys)."""
+    if not getattr(game, "seat_keys", False):
+        return None
+    return hashlib.sha256(player.encode()).hexdigest()
+
+
 def _bot_chooser(game: Game[Any], seats: list[str]) -> tuple[Any, dict[str, Any]]:
     """``simulate.bots_chooser`` with the game's random bots, which it also returns: their
     signing keys sign the bad moves."""
@@ -134,14 +143,15 @@ def _played(game: Game[Any], config: dict[str, Any]) -> list[Spot]:
     rng = random.Random(20)
     seats = ["ann", "bob", "cat"][: 2 if _signed(game) else min(3, game.max_players)]
     table = Table(game)
-    created = table.create("g1", "ann", config, seats=len(seats))
+    created = table.create("g1", "ann", config, seats=len(seats), key=_key(game, "ann"))
     found = [Spot("lobby", table, table.replay(created), table.replay(created), "ann", {})]
-    local = new_game(game, seats, rng, config)
     bots: dict[str, Any] = {}
     if _signed(game):
         choose, bots = _bot_chooser(game, seats)
     else:
         choose = lambda local, player, actions, rng: rng.choice(actions)  # noqa: E731
+    keys = {p: k for p, b in bots.items() if isinstance(k := getattr(b, "verify_key", None), str)}
+    local = new_game(game, seats, rng, config, keys=keys or None)
     shapes: set[Any] = set()
     for count in range(3000):
         if local.state.status != "playing":
@@ -513,7 +523,7 @@ SEATS_KINDS: dict[str, Any] = {
 def _create_refused(name: str, config: Any, seats: Any = 2) -> None:
     table = Table(GAMES[name])
     with pytest.raises(Rejection) as refused:
-        table.create("g1", "ann", config, seats=seats)
+        table.create("g1", "ann", config, seats=seats, key=_key(GAMES[name], "ann"))
     assert refused.value.code == ErrorCode.BAD_CONFIG
     assert 0 < len(refused.value.message) <= LONGEST_MESSAGE, refused.value.message[:400]
 
@@ -554,7 +564,7 @@ def test_any_config_is_refused_or_starts(name: str, data: st.DataObject) -> None
         config["table"] = data.draw(st.dictionaries(options, config_values, max_size=2))
     seats = data.draw(st.integers(game.min_players, game.max_players), label="seats")
     table = Table(game)
-    created = attempt(lambda: table.create("g1", "ann", config, seats=seats))
+    created = attempt(lambda: table.create("g1", "ann", config, seats=seats, key=_key(game, "ann")))
     if isinstance(created, Rejection):
         assert created.code == ErrorCode.BAD_CONFIG
         assert 0 < len(created.message) <= LONGEST_MESSAGE
@@ -565,7 +575,7 @@ def test_any_config_is_refused_or_starts(name: str, data: st.DataObject) -> None
     assert ACK_TIMEOUT_MIN <= state.options.ack_timeout <= ACK_TIMEOUT_MAX
     rng = random.Random(1)
     for i in range(1, seats):
-        joined = attempt(lambda: table.join(state, f"p{i}", rng))  # noqa: B023
+        joined = attempt(lambda: table.join(state, f"p{i}", rng, key=_key(game, f"p{i}")))  # noqa: B023
         if isinstance(joined, Rejection):  # the deck cannot deal for that many
             assert joined.code == ErrorCode.BAD_CONFIG
             return
@@ -604,7 +614,8 @@ def _house_plays_out(game: Game[Any], seed: int) -> TableState:
     then on the house plays whoever must act, as the gamemaster does."""
     rng = random.Random(seed)
     seats = ["ann", "bob", "cat"][: min(3, game.max_players)]
-    local = new_game(game, seats, rng, CONFIGS.get(game.name, [{}])[0])
+    keys = {p: k for p in seats if (k := _key(game, p)) is not None}
+    local = new_game(game, seats, rng, CONFIGS.get(game.name, [{}])[0], keys=keys or None)
     table = local.table
     for player in seats:
         local.apply(table.mark_away(local.state, player))

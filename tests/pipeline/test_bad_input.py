@@ -7,22 +7,12 @@ import json
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 from cardroom_bots import play_table
 from cardroom_client import CardroomError, Client
 from cardroom_wire import Notification
-from support.stack import Stack, wait_until
+from support.stack import Stack, store_counts, wait_until
 
 BIG = json.dumps({"type": "bet", "id": "c1", "pad": "x" * 70_000}).encode()
-
-
-async def _snapshot(stack: Stack) -> tuple[Any, ...]:
-    """Everything a bad input could change: events, pending acks, gates, commands."""
-    async with stack.store.engine.connect() as conn:
-        counts = []
-        for table in ("events", "pending_acks", "gates", "commands", "streams"):
-            counts.append(await conn.scalar(sa.text(f"SELECT count(*) FROM {table}")))
-        return tuple(counts)
 
 
 async def _expect(client: Client, subject: str, payload: Any, code: str) -> None:
@@ -53,7 +43,7 @@ async def test_bad_inputs_get_clean_errors_and_change_nothing(stack: Stack) -> N
     )
     await wait_until(lambda: _has_no_pending(stack, finished))
     dave = await stack.client("dave")
-    before = await _snapshot(stack)
+    before = await store_counts(stack)
 
     cases: list[tuple[Client, str, Any, str]] = [
         # lobby
@@ -155,7 +145,7 @@ async def test_bad_inputs_get_clean_errors_and_change_nothing(stack: Stack) -> N
     assert len(kinds) >= 15
     for client, subject, payload, code in cases:
         await _expect(client, subject, payload, code)
-        assert await _snapshot(stack) == before, f"{subject} {payload!r:.60} changed the store"
+        assert await store_counts(stack) == before, f"{subject} {payload!r:.60} changed the store"
 
     # and the services still work: alice makes her move
     assert await alice.send(game, prompts[-1].actions[0]) > 0

@@ -62,6 +62,42 @@ def _int_kinds(name: str, *, low: int, high: int, game_code: str | None = None) 
     ]
 
 
+GOOD_KEY = "0123456789abcdef" * 4
+
+
+def _key_kinds() -> list[tuple[str, Any, str]]:
+    """(kind, value, code) of a bad seat key: anything but 64 lowercase hex characters (null
+    is a valid value, the same as no key, so it is not tried)."""
+    return [
+        ("key: 63 characters", GOOD_KEY[:-1], "bad_request"),
+        ("key: 65 characters", GOOD_KEY + "0", "bad_request"),
+        ("key: 128 characters", GOOD_KEY * 2, "bad_request"),
+        ("key: 60,000 characters", "a" * 60_000, "bad_request"),
+        ("key: empty", "", "bad_request"),
+        ("key: uppercase", GOOD_KEY.upper(), "bad_request"),
+        ("key: one uppercase letter", GOOD_KEY[:-1] + "F", "bad_request"),
+        ("key: not hex", "g" * 64, "bad_request"),
+        ("key: a trailing newline", GOOD_KEY[:-1] + "\n", "bad_request"),
+        ("key: a 0x prefix", "0x" + GOOD_KEY[2:], "bad_request"),
+        ("key: base64", "ASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4mrze8=", "bad_request"),
+        ("key: Arabic-Indic digits", "\u0661" * 64, "bad_request"),
+        ("key: fullwidth digits", "\uff10" * 64, "bad_request"),
+        ("key: an escaped NUL", GOOD_KEY[:-1] + "\u0000", "bad_json"),
+        (
+            "key: a lone surrogate",
+            Raw(b'"' + GOOD_KEY[:-1].encode() + b'\xed\xa0\x80"'),
+            "bad_json",
+        ),
+        ("key: an integer", 12, "bad_request"),
+        ("key: an integer beyond 64 bits", 2**64, "bad_request"),
+        ("key: a float", 1.5, "bad_request"),
+        ("key: true", True, "bad_request"),
+        ("key: a list", [GOOD_KEY], "bad_request"),
+        ("key: a list of 32 byte values", list(range(32)), "bad_request"),
+        ("key: an object", {"key": GOOD_KEY}, "bad_request"),
+    ]
+
+
 def _type_kinds(subject: str, base: dict[str, Any], verb: str) -> list[Case]:
     other = "join" if verb != "join" else "create"
     return field_cases(
@@ -137,6 +173,7 @@ def create_cases(w: World) -> tuple[str, list[Case]]:
             ],
         ),
         *field_cases(subject, base, _int_kinds("seats", low=1, high=16)),
+        *field_cases(subject, base, _key_kinds()),
         *field_cases(
             subject,
             base,
@@ -203,8 +240,27 @@ def join_cases(w: World) -> tuple[str, list[Case]]:
                 ("game: a finished game", w.finished, "already_started"),
             ],
         ),
+        *field_cases(subject, base, _key_kinds()),
         Case(
             "seated: join the own table again", w.s.lobby("join", "alice"), valid, "already_seated"
+        ),
+        Case(
+            "seated: bind a key to the own seat after joining",
+            w.s.lobby("join", "alice"),
+            orjson.dumps({**base, "key": GOOD_KEY}),
+            "already_seated",
+        ),
+        Case(
+            "seated: a key for a running game one plays",
+            w.s.lobby("join", "bob"),
+            orjson.dumps({"game": w.game, "key": GOOD_KEY}),
+            "already_seated",
+        ),
+        Case(
+            "key: a good key for a running game",
+            subject,
+            orjson.dumps({"game": w.game, "key": GOOD_KEY}),
+            "already_started",
         ),
         Case(
             "seated: join a running game one plays",
@@ -405,8 +461,8 @@ VERBS: dict[str, Callable[[World], tuple[str, list[Case]]]] = {
     "renew": renew_cases,
 }
 FIELDS = {
-    "create": ["game_type", "config", "seats", "game"],
-    "join": ["game"],
+    "create": ["game_type", "config", "seats", "game", "key"],
+    "join": ["game", "key"],
     "start": ["game"],
     "list": ["game_type", "status"],
     "get": ["game"],

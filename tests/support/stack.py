@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import sqlalchemy as sa
 from cardroom_client import Client
 from cardroom_eventstore import EventStore
 from cardroom_wire import Notification
@@ -148,6 +149,16 @@ class Recorder:
 
     def seqs(self, game: str) -> list[int]:
         return [n.seq for n in self.seen.get(game, [])]
+
+
+async def store_counts(stack: Stack) -> tuple[Any, ...]:
+    """What a refused request could change: the rows of events, pending acks, gates,
+    commands and streams."""
+    async with stack.store.engine.connect() as conn:
+        counts = []
+        for table in ("events", "pending_acks", "gates", "commands", "streams"):
+            counts.append(await conn.scalar(sa.text(f"SELECT count(*) FROM {table}")))
+        return tuple(counts)
 
 
 def contiguous(seqs: list[int]) -> bool:

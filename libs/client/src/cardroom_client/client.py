@@ -242,7 +242,9 @@ class Client:
         *,
         seats: int | None = None,
         game: str | None = None,
+        key: str | None = None,
     ) -> str:
+        """Create a table and take its first seat; ``key`` as in :meth:`join`."""
         body: dict[str, Any] = {"game_type": game_type}
         if config:
             body["config"] = config
@@ -250,14 +252,22 @@ class Client:
             body["seats"] = seats
         if game is not None:
             body["game"] = game
+        if key is not None:
+            body["key"] = key
         reply = await self.request(self.subjects.lobby("create", self.player), body)
         game_id = str(reply["game"])
         await self.follow(game_id, sync=False)  # a new table: its first seq is 1
         return game_id
 
-    async def join(self, game: str) -> dict[str, Any]:
+    async def join(self, game: str, *, key: str | None = None) -> dict[str, Any]:
+        """Take a seat; ``key`` is the Ed25519 verify key (64 lowercase hex characters) this
+        player binds to it, required by games whose moves are signed (Macaua), fixed for
+        the game. Returns the table's summary."""
         await self.follow(game, sync=False)
-        reply = await self.request(self.subjects.lobby("join", self.player), {"game": game})
+        body: dict[str, Any] = {"game": game}
+        if key is not None:
+            body["key"] = key
+        reply = await self.request(self.subjects.lobby("join", self.player), body)
         return dict(reply["table"])
 
     async def start(self, game: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ persist what it returns.
 
 from . import inputs
 from .game import (
+    NEW_TABLE,
     Bot,
     BotFactory,
     Command,
@@ -42,6 +43,7 @@ __all__ = [
     "CREATED",
     "FINISHED",
     "JOINED",
+    "NEW_TABLE",
     "OPTIONS_KEY",
     "PRESENCE",
     "STARTED",

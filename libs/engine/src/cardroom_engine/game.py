@@ -168,15 +168,36 @@ class Game(Protocol[S]):
     def outcome(self, state: S) -> Outcome | None: ...
 
 
+NEW_TABLE = "new_table"
+"""A key of the pydantic validation context, true when a config is parsed for a table being
+created (``Table.create``) and absent when a stored config is read back: a game may give a
+field added later one default for new tables and another for configs stored without it."""
+
+
 class GameRules(Generic[S]):
     """A convenient base with the optional parts filled in. Subclasses set the class
-    attributes and implement setup, start, decide, evolve, notify, view, actions, outcome."""
+    attributes and implement setup, start, decide, evolve, notify, view, actions, outcome.
+
+    A game whose ``decide`` is heavy CPU work (checking proofs: Macaua) sets the class
+    attribute ``heavy = True``: the gamemaster then calls ``decide`` in a worker thread
+    (``asyncio.to_thread``), still under the game's lock, so it must be thread-safe and pure
+    (it is: it reads the state it is given). Like the bots' ``heavy_choices``."""
 
     name: ClassVar[str]
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 2
     config_model: ClassVar[type[BaseModel]]
     bots: ClassVar[Mapping[str, BotFactory]] = {"random": RandomBot}
+    heavy: ClassVar[bool] = False
+    """``decide`` is CPU work: a service runs it off its event loop."""
+    seat_keys: ClassVar[bool] = False
+    """Every seat is bound to its player's Ed25519 verify key when it is taken: a create or
+    join without a ``key`` is refused ``key_required`` (the table reads this attribute). For
+    games whose moves are signed (Macaua): the rules get the keys through ``bind_keys`` and
+    check every move against its seat's key, so the key a player joined with is the only
+    one that can sign for it (not trusted on first use: neither the server nor another
+    player can swap it later). Off by default; a join may still name a key, which is then
+    recorded and handed to ``bind_keys`` all the same."""
 
     def parse_config(self, raw: Mapping[str, Any]) -> BaseModel:
         try:
@@ -191,6 +212,14 @@ class GameRules(Generic[S]):
     def bind_table(self, state: S, game_id: str) -> S:
         """The state just set up, told the id of its table (optional: the table calls it when
         a game has it). For games whose moves are signed over the game's id (macaua)."""
+        return state
+
+    def bind_keys(self, state: S, keys: Mapping[str, str]) -> S:
+        """The state just set up (and bound to its table), told the verify keys its seats
+        joined with: ``{player: 64 lowercase hex characters}``, only the seats that named one
+        (optional: the table calls it when a game has it, and only when at least one seat
+        has a key, so a table whose joins named none folds exactly as before keys existed).
+        The keys are also in the table's summary (``keys``), for every client to check."""
         return state
 
     def follow_up(self, state: S, rng: random.Random) -> list[Event]:

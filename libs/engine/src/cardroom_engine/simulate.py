@@ -69,14 +69,17 @@ def new_game(
     rng: random.Random,
     config: Mapping[str, Any] | None = None,
     game_id: str = "g1",
+    keys: Mapping[str, str] | None = None,
 ) -> LocalGame:
-    """Create a table, seat everyone, start and settle."""
+    """Create a table, seat everyone (each with its verify key from ``keys``, if any), start
+    and settle."""
     table = Table(game)
-    created = table.create(game_id, seats[0], config or {}, seats=len(seats))
+    key = dict(keys or {}).get
+    created = table.create(game_id, seats[0], config or {}, seats=len(seats), key=key(seats[0]))
     local = LocalGame(table, table.replay(created))
     local.steps.extend(Step(e, {}, i + 1) for i, e in enumerate(created))
     for player in seats[1:]:
-        local.apply(table.join(local.state, player, rng))
+        local.apply(table.join(local.state, player, rng, key=key(player)))
     if local.state.status == "lobby":
         local.apply(table.start(local.state, seats[0], rng))
     local.settle(rng)
@@ -92,10 +95,15 @@ def random_chooser(
     return rng.choice(actions)
 
 
-def bots_chooser(game: Game[Any], kinds: Mapping[str, str]) -> Chooser:
+def bots_chooser(
+    game: Game[Any], kinds: Mapping[str, str], bots: Mapping[str, Bot] | None = None
+) -> Chooser:
     """Let each player be played by one of the game's bots (``{player: bot name}``); each bot
-    observes exactly the messages its player received, in order."""
-    bots: dict[str, Bot] = {p: game.bots[kind](p) for p, kind in kinds.items()}
+    observes exactly the messages its player received, in order. ``bots``: bots made
+    beforehand (a game whose seats are bound to keys needs their keys before it is created:
+    ``play(..., keys={p: bot.verify_key})``); the others are made here."""
+    made = dict(bots or {})
+    bots = {p: made[p] if p in made else game.bots[kind](p) for p, kind in kinds.items()}
     fed: dict[str, int] = dict.fromkeys(kinds, 0)
 
     def choose(
@@ -118,9 +126,11 @@ def play(
     config: Mapping[str, Any] | None = None,
     choose: Chooser = random_chooser,
     max_commands: int = 100_000,
+    keys: Mapping[str, str] | None = None,
 ) -> LocalGame:
-    """Play one whole game; every command goes through ``decide`` like a real one."""
-    local = new_game(game, seats, rng, config)
+    """Play one whole game; every command goes through ``decide`` like a real one. ``keys``:
+    the verify keys the seats join with (see :func:`new_game`)."""
+    local = new_game(game, seats, rng, config, keys=keys)
     table = local.table
     while local.state.status == "playing":
         movers = [(p, a) for p in local.state.seats if (a := table.actions(local.state, p))]

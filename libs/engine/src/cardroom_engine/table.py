@@ -14,6 +14,11 @@ Around the game the table also keeps time and presence:
 - ``table.away`` / ``table.back`` mark a player away and back; every other seat is told
   (``PlayerAway`` / ``PlayerBack``). While a player is away the house bot plays for them
   (:meth:`Table.house_moves`, the game's ``house_action``);
+- seat keys: a create or join may name the Ed25519 verify key the player binds to its seat
+  (``key`` in its ``table.joined`` event, fixed for the game: a seated player cannot join
+  again, no two seats share a key); a game that declares ``seat_keys`` refuses a seat without
+  one (``key_required``). The game's rules get them once, when the game is set up
+  (``bind_keys``), and every client in the summary (``keys``);
 - :meth:`Table.deadlines` names what happens by itself and when: the game's own deadline
   (``game:<key>``) and the turn timeout (``turn:<version>``); :meth:`Table.fire` is what
   happens when one of them is due.
@@ -29,10 +34,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from cardroom_wire import ErrorCode, check_id
+from cardroom_wire import ErrorCode, check_id, check_seat_key
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .game import Command, Event, Game, Message, Outcome, Rejection, rejection_of
+from .game import NEW_TABLE, Command, Event, Game, Message, Outcome, Rejection, rejection_of
 
 TABLE_PREFIX = "table."
 CREATED = "table.created"
@@ -149,6 +154,9 @@ class TableState:
     options: TableOptions = field(default_factory=TableOptions)
     away: tuple[str, ...] = ()
     moved_at: int = 0  # the version of the last event that was not a presence change
+    keys: Mapping[str, str] = field(default_factory=dict)
+    """The verify keys the seats joined with (``{player: key}``; a seat that named none, as
+    every seat of a table older than keys, is absent)."""
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -163,7 +171,16 @@ class TableState:
             "options": self.options.model_dump(mode="json"),
             "away": list(self.away),
             "outcome": self.outcome,
+            "keys": dict(self.keys),
         }
+
+
+def _joined(player: str, key: str | None) -> Event:
+    """A ``table.joined`` event; ``key`` only when the player named one (so the events of a
+    join without a key are exactly what they were before keys existed)."""
+    if key is None:
+        return {"type": JOINED, "player": player}
+    return {"type": JOINED, "player": player, "key": key}
 
 
 def _moved(state: TableState, game: Any, version: int) -> TableState:
@@ -185,8 +202,15 @@ class Table:
 
     # -- lobby ---------------------------------------------------------------------------
     def create(
-        self, game_id: str, creator: str, config: Mapping[str, Any], seats: int | None = None
+        self,
+        game_id: str,
+        creator: str,
+        config: Mapping[str, Any],
+        seats: int | None = None,
+        *,
+        key: str | None = None,
     ) -> list[Event]:
+        """``key``: the verify key the creator binds to its seat (see :meth:`join`)."""
         check_id(game_id, "game id")
         check_id(creator, "player id")
         if not isinstance(config, Mapping):
@@ -203,6 +227,7 @@ class Table:
                 f"{self.game.name} is for {self.game.min_players} to "
                 f"{self.game.max_players} players",
             )
+        self._check_key(key, taken=())
         return [
             {
                 "type": CREATED,
@@ -213,10 +238,17 @@ class Table:
                 "max_seats": max_seats,
                 "options": options.model_dump(mode="json"),
             },
-            {"type": JOINED, "player": creator},
+            _joined(creator, key),
         ]
 
-    def join(self, state: TableState, player: str, rng: random.Random) -> list[Event]:
+    def join(
+        self, state: TableState, player: str, rng: random.Random, *, key: str | None = None
+    ) -> list[Event]:
+        """Seat ``player`` (the asker: services take it from the request's subject).
+        ``key``, the Ed25519 verify key it binds to its seat, is recorded in the event and
+        fixed for the game: a seated player's second join is refused ``already_seated``
+        whatever key it names, and a key another seat holds is refused. A game that declares
+        ``seat_keys`` refuses a join without one (``key_required``)."""
         # seated first: a join retried after a lost answer (that filled and started the
         # table) must read "you are seated", not "too late"
         if player in state.seats:
@@ -225,11 +257,28 @@ class Table:
             raise Rejection(ErrorCode.ALREADY_STARTED, "the game has already started")
         if len(state.seats) >= state.max_seats:
             raise Rejection(ErrorCode.TABLE_FULL, "the table is full")
-        events: list[Event] = [{"type": JOINED, "player": player}]
+        self._check_key(key, taken=state.keys.values())
+        events: list[Event] = [_joined(player, key)]
         if len(state.seats) + 1 == state.max_seats:  # full: start at once
             after = self.evolve(state, events[0])
             events += self._start(after, rng)
         return events
+
+    def _check_key(self, key: str | None, *, taken: Iterable[str]) -> None:
+        if key is None:
+            if getattr(self.game, "seat_keys", False):
+                raise Rejection(
+                    ErrorCode.KEY_REQUIRED,
+                    f"{self.game.name} binds every seat to its player's verify key: "
+                    "join with a key",
+                )
+            return
+        try:
+            check_seat_key(key)
+        except ValueError as exc:
+            raise Rejection(ErrorCode.BAD_REQUEST, str(exc)) from None
+        if key in taken:
+            raise Rejection(ErrorCode.BAD_REQUEST, "key: another seat of this table holds it")
 
     def start(self, state: TableState, player: str, rng: random.Random) -> list[Event]:
         if state.status != "lobby":
@@ -410,7 +459,12 @@ class Table:
             return _moved(state, self.game.evolve(state.game, event), version)
         state = replace(state, moved_at=version)
         if kind == JOINED:
-            return replace(state, seats=(*state.seats, event["player"]), version=version)
+            player = event["player"]
+            key = event.get("key")
+            if isinstance(key, str):
+                keys = {**state.keys, player: key}
+                return replace(state, seats=(*state.seats, player), keys=keys, version=version)
+            return replace(state, seats=(*state.seats, player), version=version)
         if kind == STARTED:
             seats = tuple(event["seats"])
             config = self.game.config_model.model_validate(state.config)
@@ -419,6 +473,12 @@ class Table:
             bind = getattr(self.game, "bind_table", None)
             if bind is not None:
                 game = bind(game, state.game_id)
+            # the verify keys the seats joined with (optional hook; only when there are some,
+            # so a table whose joins named no key folds exactly as before keys existed)
+            bind_keys = getattr(self.game, "bind_keys", None)
+            keys = {p: state.keys[p] for p in seats if p in state.keys}
+            if bind_keys is not None and keys:
+                game = bind_keys(game, keys)
             return replace(state, seats=seats, status="playing", game=game, version=version)
         if kind == FINISHED:
             return replace(state, status="finished", outcome=event["outcome"], version=version)
@@ -524,7 +584,9 @@ class Table:
 
     def _parse_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            model = self.game.config_model.model_validate(config)
+            # a new table: a game may default a field added later differently from the
+            # configs stored without it (those are read back with no context)
+            model = self.game.config_model.model_validate(config, context={NEW_TABLE: True})
         except ValidationError as exc:
             raise rejection_of(exc, ErrorCode.BAD_CONFIG, default="config") from None
         return model.model_dump(mode="json")

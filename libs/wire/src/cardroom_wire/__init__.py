@@ -3,7 +3,17 @@
 Pure: no I/O. Every process and every client speaks through these definitions.
 """
 
-from .ids import MAX_ID_LENGTH, InvalidId, Token, check_id, is_id, new_id
+from .ids import (
+    MAX_ID_LENGTH,
+    SEAT_KEY_LENGTH,
+    InvalidId,
+    SeatKey,
+    Token,
+    check_id,
+    check_seat_key,
+    is_id,
+    new_id,
+)
 from .messages import (
     MAX_MESSAGE_BYTES,
     MAX_VERSION,
@@ -37,6 +47,7 @@ __all__ = [
     "MAX_ID_LENGTH",
     "MAX_MESSAGE_BYTES",
     "MAX_VERSION",
+    "SEAT_KEY_LENGTH",
     "Ack",
     "Command",
     "CreateTable",
@@ -50,6 +61,7 @@ __all__ = [
     "PublicUpdate",
     "Register",
     "RenewToken",
+    "SeatKey",
     "StartTable",
     "Subjects",
     "SyncReply",
@@ -57,6 +69,7 @@ __all__ = [
     "Token",
     "WireError",
     "check_id",
+    "check_seat_key",
     "decode_json",
     "dumps",
     "error",

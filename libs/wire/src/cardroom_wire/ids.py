@@ -11,7 +11,7 @@ import re
 import secrets
 from typing import Annotated
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, WithJsonSchema
 
 MAX_ID_LENGTH = 64
 _TOKEN = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_ID_LENGTH}}}")
@@ -54,3 +54,26 @@ def _validate_token(value: str) -> str:
 
 Token = Annotated[str, AfterValidator(_validate_token)]
 """A pydantic field type for player, game and command ids."""
+
+SEAT_KEY_LENGTH = 64
+_SEAT_KEY = re.compile(rf"[0-9a-f]{{{SEAT_KEY_LENGTH}}}")
+
+
+def check_seat_key(value: object, what: str = "key") -> str:
+    """Return ``value`` if it is an Ed25519 verify key as a seat is bound to it (exactly 64
+    lowercase hexadecimal characters: one spelling per key, so two spellings of one key can
+    never pass for two keys), else raise ``ValueError`` (the value is not echoed)."""
+    if not isinstance(value, str) or not _SEAT_KEY.fullmatch(value):
+        raise ValueError(
+            f"{what} must be an Ed25519 verify key: {SEAT_KEY_LENGTH} lowercase hexadecimal "
+            "characters"
+        )
+    return value
+
+
+SeatKey = Annotated[
+    str,
+    AfterValidator(check_seat_key),
+    WithJsonSchema({"type": "string", "pattern": f"^[0-9a-f]{{{SEAT_KEY_LENGTH}}}$"}),
+]
+"""A pydantic field type for the verify key a player binds to its seat (see ``JoinTable``)."""

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .ids import Token
+from .ids import SeatKey, Token
 
 MAX_MESSAGE_BYTES = 64 * 1024
 """Largest request accepted from outside; larger ones are refused with ``too_large``."""
@@ -49,6 +49,7 @@ class ErrorCode(StrEnum):
     UNKNOWN_VERSION = "unknown_version"
     NOT_ADDRESSEE = "not_addressee"
     CONFLICT = "conflict"  # lost an optimistic-concurrency race; retry
+    KEY_REQUIRED = "key_required"  # a game whose seats are bound to keys: join with a key
     BAD_TOKEN = "bad_token"  # renew: a token that is malformed, forged or expired
     RATE_LIMITED = "rate_limited"  # this player sends faster than the service takes; slow down
     UNAVAILABLE = "unavailable"
@@ -97,17 +98,43 @@ class _Request(BaseModel):
 # (``<root>.lobby.<verb>.<player>``), never in the body: the broker checks the subject.
 
 
+_KEY_DOC = (
+    "the Ed25519 verify key the asker binds to its seat: 64 lowercase hexadecimal characters "
+    "(anything else is refused bad_request); recorded in its table.joined event and fixed "
+    "for the game. Required (key_required) by games whose seats are bound to keys (Macaua "
+    "signs every move and checks each against its seat's key), optional elsewhere"
+)
+
+
 class CreateTable(_Request):
+    """Create a table and take its first seat (the asker, named by the subject).
+
+    ``key``: the verify key the creator binds to its seat, as in :class:`JoinTable`."""
+
     type: Literal["create"] = "create"
     game_type: Token
     config: dict[str, Any] = Field(default_factory=dict)
     seats: int | None = Field(default=None, ge=1, le=16)
     game: Token | None = None  # a caller-chosen id; generated when absent
+    key: SeatKey | None = Field(default=None, description=_KEY_DOC)
 
 
 class JoinTable(_Request):
+    """Take the next seat of a table for the asker (the player the subject names, never one
+    a body names).
+
+    ``key``: the Ed25519 verify key (64 lowercase hex characters) the asker binds to its seat
+    at this table. It is recorded in the seat's ``table.joined`` event and cannot change
+    afterwards (a second join is refused ``already_seated``, whatever key it names), and no
+    two seats of a table hold the same key (``bad_request``). A game whose rules declare
+    ``seat_keys`` (its moves are signed: Macaua) refuses a join without one
+    (``key_required``), so that the server or another player cannot swap a key later: the
+    rules check every signed move against the key the seat joined with. ``null`` is the
+    same as absent."""
+
     type: Literal["join"] = "join"
     game: Token
+    key: SeatKey | None = Field(default=None, description=_KEY_DOC)
 
 
 class StartTable(_Request):

@@ -6,6 +6,11 @@ picks one (``choose``) and sends it as a command. A bot whose choices are heavy 
 (Macaua's, which build proofs) says so with ``heavy_choices = True``; its ``choose`` then runs
 in a worker thread, so that one bot's proof does not hold up the notifications, acks and
 choices of every other game on this event loop.
+
+A bot that signs its moves (Macaua's) exposes its Ed25519 verify key as ``verify_key`` (64
+lowercase hex characters); :meth:`BotPlayer.create` and :meth:`BotPlayer.join` bind it to
+the bot's seat, so that games whose seats are bound to keys (``seat_keys``) seat the bot and
+check every move it signs against that key.
 """
 
 from __future__ import annotations
@@ -25,6 +30,13 @@ from cardroom_wire import Notification
 log = logging.getLogger("cardroom.bots")
 
 RETRY_SECONDS = 100.0  # how long a move waits for the gate (another seat's ack) to open
+
+
+def seat_key(bot: Bot) -> str | None:
+    """The verify key ``bot`` binds to its seat: its ``verify_key`` when it has one (a bot
+    that signs its moves), else ``None`` (the join names no key)."""
+    key = getattr(bot, "verify_key", None)
+    return key if isinstance(key, str) else None
 
 
 @dataclass
@@ -47,12 +59,36 @@ class BotPlayer:
     def player(self) -> str:
         return self.client.player
 
-    def watch(self, game: str, game_type: str) -> asyncio.Event:
+    def new_bot(self, game_type: str) -> Bot:
+        """A fresh bot of this player's kind for one game of ``game_type``."""
+        factory = registry.get(game_type).bots.get(self.kind, RandomBot)
+        return factory(self.player)
+
+    def watch(self, game: str, game_type: str, bot: Bot | None = None) -> asyncio.Event:
+        """Play ``game`` with ``bot`` (a new one when not given); set when it is over."""
         if game not in self.bots:
-            factory = registry.get(game_type).bots.get(self.kind, RandomBot)
-            self.bots[game] = factory(self.player)
+            self.bots[game] = bot if bot is not None else self.new_bot(game_type)
             self.finished[game] = asyncio.Event()
         return self.finished[game]
+
+    async def create(
+        self, game_type: str, config: Mapping[str, Any] | None = None, *, seats: int | None = None
+    ) -> str:
+        """Create a table and take its first seat, bound to the bot's verify key if it has
+        one (:func:`seat_key`); the bot plays it. Returns the game id."""
+        bot = self.new_bot(game_type)
+        game = await self.client.create(
+            game_type, dict(config or {}), seats=seats, key=seat_key(bot)
+        )
+        self.watch(game, game_type, bot)
+        return game
+
+    async def join(self, game: str, game_type: str) -> asyncio.Event:
+        """Take a seat at ``game``, bound to the bot's verify key if it has one; the bot
+        plays it. Returns the event set when the game is over."""
+        finished = self.watch(game, game_type)
+        await self.client.join(game, key=seat_key(self.bots[game]))
+        return finished
 
     async def _observe(self, note: Notification) -> None:
         bot = self.bots.get(note.game)
@@ -125,11 +161,9 @@ async def play_table(
         for i, client in enumerate(clients)
     ]
     try:
-        game = await bots[0].client.create(game_type, dict(config or {}), seats=len(bots))
-        for bot in bots:
-            bot.watch(game, game_type)
+        game = await bots[0].create(game_type, config, seats=len(bots))
         for bot in bots[1:]:
-            await bot.client.join(game)
+            await bot.join(game, game_type)
         async with asyncio.timeout(timeout):
             await asyncio.gather(*(b.finished[game].wait() for b in bots))
         return game, bots[0].outcomes[game]

@@ -21,6 +21,10 @@ Time and presence (see ``cardroom_engine.table``):
   two messages per event);
 - ``<root>.internal.reconcile`` evaluates a game again (deadlines, stuck away acks,
   follow-ups): the timers service asks for it when a crash skipped an evaluation.
+
+A game whose rules say ``heavy = True`` (Macaua: ``decide`` checks proofs, about 0.1 s for a
+shuffle) has its commands decided in a worker thread (``asyncio.to_thread``), still under
+the game's lock, so the event loop serves every other game meanwhile.
 """
 
 from __future__ import annotations
@@ -481,7 +485,8 @@ class Gamemaster(Service):
             return await self._create(asker, parse_request(CreateTable, payload))
         if verb == "join":
             req = parse_request(JoinTable, payload)
-            return await self._lobby_change(req.game, asker, "join")
+            # the key is bound to the asker's own seat: the subject names the asker
+            return await self._lobby_change(req.game, asker, "join", key=req.key)
         if verb == "start":
             start = parse_request(StartTable, payload)
             return await self._lobby_change(start.game, asker, "start")
@@ -520,7 +525,7 @@ class Gamemaster(Service):
     async def _create(self, player: str, req: CreateTable) -> dict[str, Any]:
         game_id = req.game or new_id("g")
         table = Table(registry.get(req.game_type))
-        events = table.create(game_id, player, req.config, req.seats)
+        events = table.create(game_id, player, req.config, req.seats, key=req.key)
         async with self._lock(game_id):
             try:
                 await self.store.append(
@@ -541,12 +546,14 @@ class Gamemaster(Service):
             await self._sync(loaded)
         return ok(game=game_id, table=loaded.state.summary())
 
-    async def _lobby_change(self, game: str, player: str, verb: str) -> dict[str, Any]:
+    async def _lobby_change(
+        self, game: str, player: str, verb: str, *, key: str | None = None
+    ) -> dict[str, Any]:
         for attempt in range(RETRIES):
             async with self._lock(game):
                 loaded = await self.load(game, fresh=attempt > 0)
                 if verb == "join":
-                    events = loaded.table.join(loaded.state, player, self.rng)
+                    events = loaded.table.join(loaded.state, player, self.rng, key=key)
                 else:
                     events = loaded.table.start(loaded.state, player, self.rng)
                 try:
@@ -583,8 +590,8 @@ class Gamemaster(Service):
                 for event, _ in back:
                     before = table.evolve(before, event)
                 try:
-                    events = table.decide(
-                        before, player, command.fields(), self.rng, gate_open=gate_open
+                    events = await _decide(
+                        table, before, player, command.fields(), self.rng, gate_open
                     )
                 except Rejection:
                     previous = await self.store.command_reply(game, command.id)
@@ -792,3 +799,22 @@ def _internal(body: bytes, **fields: type) -> dict[str, Any]:
 
 
 __all__ = ["Gamemaster", "Rejection"]
+
+
+async def _decide(
+    table: Table,
+    state: TableState,
+    player: str,
+    fields: dict[str, Any],
+    rng: random.Random,
+    gate_open: bool,
+) -> list[Event]:
+    """``table.decide``, in a worker thread for a heavy game: its checks are CPU work that
+    would hold up every other game on the event loop. The caller holds the game's lock, so
+    one game's commands are still decided one at a time, in order; the table and its states
+    are immutable (what they cache when read is the same whichever thread computes it)."""
+    if getattr(table.game, "heavy", False):
+        return await asyncio.to_thread(
+            table.decide, state, player, fields, rng, gate_open=gate_open
+        )
+    return table.decide(state, player, fields, rng, gate_open=gate_open)
