@@ -8,10 +8,12 @@ JSON round trips, real bots holding the keys), so each phase splits into:
   their hands), one after the other as the protocol is sequential;
 - server: what ``decide`` verifies (every proof, signature and published key).
 
-Beside the game's own deal, the same steps at the library's level with the shuffle proved by
-the Terelius-Wikström argument (``shuffle_step(..., argument=True)``, which the game does not
-use yet): keys, shuffles, masks and the deal's published keys, every move through JSON and
-parsed as a server parses a command, every proof checked; no signatures.
+The game's deal is a new table's: its shuffles are proved by the Terelius-Wikström argument
+(config ``shuffle_proof = "argument"``, one command each). ``--cut-and-choose`` adds the
+deal of a table stored before it (``shuffle_proof = "rounds"``, ``--rounds`` rounds, the
+proof sent in parts); ``--library`` the same steps as the argument deal at the library's
+level (keys, shuffles, masks and the deal's published keys, every move through JSON and
+parsed as a server parses a command, every proof checked; no signatures, no table).
 
 Floor: one variable-base scalar multiplication through the library's own call (libsodium
 ``crypto_scalarmult_ed25519_noclamp`` through cffi, as every product of the deal is made)
@@ -26,8 +28,8 @@ Also printed: "bare ops", the library's steps timed alone (``shuffle_step`` with
 rounds, which still makes its Chaum-Pedersen proofs, ``mask_step``, the deal's unmasking),
 with no verification, no signatures and no JSON.
 
-Run: ``uv run --frozen python bench/bench_macaua.py [--rounds 64] [--players 2 4 6]``
-(``--no-game`` or ``--no-argument`` leave one of the two deals out).
+Run: ``uv run --frozen python bench/bench_macaua.py [--players 2 4 6] [--cut-and-choose
+[--rounds 64]] [--library]``.
 """
 
 from __future__ import annotations
@@ -114,13 +116,15 @@ class FloorProbe:
         return self.weighted / self.span if self.span else self.last
 
 
-def deal_once(players: int, rounds: int, probe: FloorProbe) -> dict[str, dict[str, float]]:
-    """One real deal; seconds per phase, split into clients and server."""
+def deal_once(
+    players: int, config: dict[str, Any], probe: FloorProbe
+) -> dict[str, dict[str, float]]:
+    """One real deal of a table with ``config``; seconds per phase, clients and server."""
     rng = random.Random(players)
     seats = [f"p{i}" for i in range(players)]
-    local = new_game(GAME, seats, rng, {"shuffle_rounds": rounds})
-    table: Table = local.table
     bots: dict[str, MacauaBot] = {p: HeuristicBot(p) for p in seats}
+    local = new_game(GAME, seats, rng, config, keys={p: b.verify_key for p, b in bots.items()})
+    table: Table = local.table
     times: dict[str, dict[str, float]] = defaultdict(lambda: {"clients": 0.0, "server": 0.0})
     while local.state.game.phase in PHASES:
         phase = local.state.game.phase
@@ -253,26 +257,39 @@ def floor_mults(players: int) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=64, help="shuffle proof rounds")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 4, 6])
-    parser.add_argument("--no-game", action="store_true", help="leave the game's deal out")
-    parser.add_argument("--no-argument", action="store_true", help="leave the argument out")
+    parser.add_argument(
+        "--cut-and-choose",
+        action="store_true",
+        help="also the deal of a stored table (cut-and-choose shuffle proofs)",
+    )
+    parser.add_argument("--rounds", type=int, default=64, help="its cut-and-choose rounds")
+    parser.add_argument(
+        "--library", action="store_true", help="also the argument deal at the library's level"
+    )
     args = parser.parse_args()
     report = Report("macaua")
     old = old_floor()
     report.line(f"old floor: one scalar multiplication through nacl.bindings = {old * 1e6:.1f} µs")
-    report.line(f"shuffle proof rounds of the game: {args.rounds} (production default 64)\n")
+    if args.cut_and_choose:
+        report.line(f"cut-and-choose rounds of a stored table: {args.rounds} (its default 64)")
+    report.line("")
     header = (
         f"{'players':>7} {'deal':>9} {'phase':>8} {'clients s':>10} {'server s':>9} {'total s':>8}"
     )
     report.line(header)
     rows: list[dict[str, Any]] = []
-    kinds = [k for k, off in (("game", args.no_game), ("argument", args.no_argument)) if not off]
+    kinds = ["game"]
+    kinds += ["rounds"] if args.cut_and_choose else []
+    kinds += ["library"] if args.library else []
     for players in args.players:
         for kind in kinds:
             probe = FloorProbe()
             if kind == "game":
-                times = deal_once(players, args.rounds, probe)
+                times = deal_once(players, {"shuffle_proof": "argument"}, probe)
+            elif kind == "rounds":
+                config = {"shuffle_proof": "rounds", "shuffle_rounds": args.rounds}
+                times = deal_once(players, config, probe)
             else:
                 times = library_deal(players, probe)
             one = probe.per_mult()
@@ -308,21 +325,23 @@ def main() -> None:
             )
     report.line(f"\ndeal time beside its floor (target <= {TARGET:.0f}x the floor):")
     report.line(
-        f"{'players':>7} {'deal':<38} {'time s':>7} {'floor s':>8} {'ratio':>7} "
+        f"{'players':>7} {'deal':<40} {'time s':>7} {'floor s':>8} {'ratio':>7} "
         f"{'old floor':>10} {'verdict':>7}"
     )
     names = {
-        "game": f"game (cut-and-choose, {args.rounds} rounds)",
-        "argument": "library (Terelius-Wikström argument)",
+        "game": "game (Terelius-Wikström argument)",
+        "rounds": f"stored table (cut-and-choose, {args.rounds})",
+        "library": "library (Terelius-Wikström argument)",
     }
     for row in rows:
         report.line(
-            f"{row['players']:>7} {names[row['deal']]:<38} {row['total']:>7.3f} "
+            f"{row['players']:>7} {names[row['deal']]:<40} {row['total']:>7.3f} "
             f"{row['floor']:>8.3f} {row['ratio']:>6.1f}x {row['old_ratio']:>9.1f}x "
             f"{row['verdict']:>7}"
         )
     report.data = {
-        "rounds": args.rounds,
+        "shuffle_proof": "argument",
+        "rounds": args.rounds if args.cut_and_choose else None,
         "target": TARGET,
         "old_scalarmult_s": old,
         "results": rows,

@@ -65,12 +65,14 @@ async def test_a_withheld_audit_ends_the_game_and_the_winner_keeps_it(stack: Sta
     programs = [Recording(p) for p in seats]
     try:
         with rigged(MACAUA_CARDS):
-            game = await bots[0].client.create("macaua", CONFIG, seats=len(seats))
+            game = await bots[0].client.create(
+                "macaua", CONFIG, seats=len(seats), key=programs[0].verify_key
+            )
             for bot, program in zip(bots, programs, strict=True):
                 bot.bots[game] = program
                 bot.finished[game] = asyncio.Event()
-            for bot in bots[1:]:
-                await bot.client.join(game)
+            for bot, program in zip(bots[1:], programs[1:], strict=True):
+                await bot.client.join(game, key=program.verify_key)
             async with asyncio.timeout(120):
                 await asyncio.gather(*(b.finished[game].wait() for b in bots))
         outcome = bots[0].outcomes[game]

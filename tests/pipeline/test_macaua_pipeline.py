@@ -2,17 +2,20 @@
 in the services' bot players) finish games; nothing any player or a spectator received, and
 nothing in the event store, shows a card hidden from them at that moment (the independent
 entitlement model of tests/games/macaua/macaua_leakmodel.py); and tampering sent through
-the services is refused with its stable code and appends nothing."""
+the services is refused with its stable code and appends nothing. The gamemaster checks the
+proofs in a worker thread, never on its event loop."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import random
+import threading
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+import cardroom_games.macaua.rules as macaua_rules
 import nats
 import pytest
 from cardroom_bots.players import BotPlayer
@@ -25,11 +28,13 @@ from games.macaua.macaua_leakmodel import LeakModel, all_keys, truth
 from support.stack import Stack, as_event, wait_until
 
 CASES = [
-    # players, config: the default 64-round proof (sent in parts) with 2, fewer rounds for
-    # speed; a turn limit bounds the time (a game that reaches it ends undecided, audited)
+    # players, config: a new table's shuffle argument; a stored table's cut-and-choose proof,
+    # at its default 64 rounds (sent in parts) with 2, fewer rounds for speed with 3; a turn
+    # limit bounds the time (a game that reaches it ends undecided, audited)
     (2, {"max_turns": 150}),
-    (3, {"shuffle_rounds": 8, "max_turns": 150}),
-    (6, {"shuffle_rounds": 2, "max_turns": 150}),
+    (2, {"shuffle_proof": "rounds", "max_turns": 150}),
+    (3, {"shuffle_proof": "rounds", "shuffle_rounds": 8, "max_turns": 150}),
+    (6, {"max_turns": 150}),
 ]
 
 
@@ -55,17 +60,15 @@ async def _play(
     spectator = await nats.connect(stack.nats_url)
     public: list[dict[str, Any]] = []
     try:
-        game = await bots[0].client.create("macaua", config, seats=len(seats))
+        game = await bots[0].create("macaua", config, seats=len(seats))  # with its seat's key
 
         async def on_public(msg: Any) -> None:
             public.append(json.loads(msg.data))
 
         await spectator.subscribe(Subjects(stack.root).public(game), cb=on_public)
         await spectator.flush()
-        for bot in bots:
-            bot.watch(game, "macaua")
         for bot in bots[1:]:
-            await bot.client.join(game)
+            await bot.join(game, "macaua")
         async with asyncio.timeout(240):
             await asyncio.gather(*(b.finished[game].wait() for b in bots))
         await spectator.flush()
@@ -174,8 +177,8 @@ async def _send(stack: Stack, seat: _Seat, game: str, command: dict[str, Any]) -
 async def test_tampering_is_refused_over_the_wire_and_changes_nothing(stack: Stack) -> None:
     seats = {p: _Seat(await stack.client(p), HeuristicBot(p)) for p in ("t0", "t1")}
     t0, t1 = seats["t0"], seats["t1"]
-    game = await t0.client.create("macaua", {"shuffle_rounds": 2}, seats=2)
-    await t1.client.join(game)
+    game = await t0.client.create("macaua", {"shuffle_rounds": 2}, seats=2, key=t0.bot.verify_key)
+    await t1.client.join(game, key=t1.bot.verify_key)
     await wait_until(t0.due)
 
     async def version() -> int:
@@ -204,6 +207,16 @@ async def test_tampering_is_refused_over_the_wire_and_changes_nothing(stack: Sta
     t0.acted()
     assert await _send(stack, t0, game, honest) is None
     assert await _send(stack, t0, game, honest) == "replayed_move"
+    # a shuffle whose argument was changed after it was made (a new table argues)
+    await advance("shuffle")
+    mover = next(s for s in seats.values() if s.due())
+    move = mover.move()["move"]
+    assert "argument" in move
+    tampered = {**move, "argument": {**move["argument"], "challenge": random_scalar().hex()}}
+    before = await version()
+    forged_argument = mover.bot.sign(mover.view(), tampered)
+    assert await _send(stack, mover, game, forged_argument) == "bad_proof"
+    assert await version() == before
     # a published key that does not match its commitment (the deal)
     await advance("deal")
     mover = next(s for s in seats.values() if s.due())
@@ -228,3 +241,34 @@ async def test_tampering_is_refused_over_the_wire_and_changes_nothing(stack: Sta
     before = await version()
     assert await _send(stack, mover, game, mover.bot.sign(view, steal)) == "not_your_card"
     assert await version() == before
+
+
+async def test_proofs_are_checked_off_the_event_loop(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Macaua's rules say ``heavy``: the gamemaster (in this process, on this test's event
+    loop) decides its commands in a worker thread, and the game still plays to the end."""
+    loop_thread = threading.get_ident()
+    threads: list[tuple[str, int]] = []
+
+    def recording(name: str, check: Any) -> Any:
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            threads.append((name, threading.get_ident()))
+            return check(*args, **kwargs)
+
+        return checked
+
+    for name in ("check_shuffle_step", "check_mask_step"):
+        monkeypatch.setattr(macaua_rules, name, recording(name, getattr(macaua_rules, name)))
+    assert getattr(registry.get("macaua"), "heavy", False) is True
+    game, outcome, _notes, _public = await _play(stack, ["o0", "o1"], {"max_turns": 60})
+    assert outcome["details"]["result"] in ("won", "turn_limit")
+    assert outcome["details"]["audit"]["ok"] is True
+    names = [name for name, _ in threads]
+    assert names.count("check_shuffle_step") >= 2  # the deal's, and any reshuffle's
+    assert names.count("check_mask_step") >= 2
+    assert all(thread != loop_thread for _, thread in threads)
+    final = Table(registry.get("macaua")).replay(
+        [as_event(r) for r in await stack.store.read_stream(game)]
+    )
+    assert final.status == "finished"

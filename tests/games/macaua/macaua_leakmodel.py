@@ -120,6 +120,8 @@ class LeakModel:
     def _completes_shuffle(self, e: Mapping[str, Any]) -> bool:
         move = e.get("signed", {}).get("move", {})
         if e["type"] == "macaua.shuffle":
+            if "argument" in move:  # complete in one command
+                return True
             return len(move["openings"]) >= int(move["rounds"])
         if e["type"] == "macaua.shuffle_proof":
             return self.proof_left <= len(move["openings"])
@@ -136,7 +138,10 @@ class LeakModel:
         kind = e["type"]
         if kind == "macaua.shuffle":
             move = e["signed"]["move"]
-            self.proof_left = int(move["rounds"]) - len(move["openings"])
+            if "argument" in move:
+                self.proof_left = 0
+            else:
+                self.proof_left = int(move["rounds"]) - len(move["openings"])
         elif kind == "macaua.shuffle_proof":
             self.proof_left -= len(e["signed"]["move"]["openings"])
         if (

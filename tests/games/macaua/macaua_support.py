@@ -38,11 +38,18 @@ class Harness:
     ) -> None:
         self.rng = random.Random(seed)
         self.seats = [f"p{i}" for i in range(players)]
-        self.local: LocalGame = new_game(GAME, self.seats, self.rng, {**FAST, **(config or {})})
         kinds = list(bot) if isinstance(bot, Sequence) else [bot]
         self.bots: dict[str, MacauaBot] = {
             p: kinds[i % len(kinds)](p) for i, p in enumerate(self.seats)
         }
+        # every seat joins with its bot's verify key, as the lobby requires
+        self.local: LocalGame = new_game(
+            GAME,
+            self.seats,
+            self.rng,
+            {**FAST, **(config or {})},
+            keys={p: b.verify_key for p, b in self.bots.items()},
+        )
 
     @property
     def table(self) -> Table:
@@ -199,3 +206,16 @@ SHORT_PILE_HANDS: tuple[tuple[str, ...], ...] = (
 )
 """Six hands of eight that leave five fresh cards (with ``5S`` turned up): the pile runs
 out at once, so play goes on with re-shuffled discards."""
+
+
+def shuffle_move(cards: Any, honest: Any, **proof: Any) -> dict[str, Any]:
+    """A deck-0 ``shuffle`` move: ``cards`` (JSON) with the keying of ``honest`` (a real
+    step's proof, whose ``keyed`` and ``key_proofs`` it carries) and ``proof``'s fields."""
+    return {
+        "kind": "shuffle",
+        "deck": 0,
+        "cards": cards,
+        "keyed": [p.hex() for p in honest.keyed],
+        "key_proofs": [p.to_json() for p in honest.key_proofs],
+        **proof,
+    }

@@ -31,6 +31,10 @@ Bot = Callable[[str], MacauaBot]
 def _random_games() -> list[Any]:
     return [
         pytest.param(2, {"max_turns": 300}, 1, HeuristicBot, id="2-heuristic"),
+        # a table stored before the argument: cut-and-choose proofs
+        pytest.param(
+            2, {"shuffle_proof": "rounds", "max_turns": 300}, 1, HeuristicBot, id="2-rounds"
+        ),
         pytest.param(3, {"max_turns": 300}, 2, RandomMacauaBot, id="3-random"),
         pytest.param(4, {"max_turns": 200}, 4, [HeuristicBot, RandomMacauaBot], id="4-mixed"),
     ]
@@ -55,7 +59,7 @@ def _reshuffled() -> Harness:
 
 def _chunked() -> Harness:
     """64-round shuffle proofs: each comes in several ``shuffle_proof`` parts (slow: deal only)."""
-    h = Harness(2, {"shuffle_rounds": 64}, seed=3)
+    h = Harness(2, {"shuffle_proof": "rounds", "shuffle_rounds": 64}, seed=3)
     h.to_play()
     return h
 
@@ -101,6 +105,8 @@ class EagerDecks:
             self.decks = [list(open_deck())]
         elif kind == "macaua.reshuffled":
             self.decks.append(list(open_deck(event["cards"])))
+        elif kind == "macaua.shuffle" and "argument" in move:
+            self.decks[-1] = list(deck_from_json(move["cards"]))
         elif kind == "macaua.shuffle":
             self.pending = [move["cards"], len(move["openings"]), move["rounds"]]
         elif kind == "macaua.shuffle_proof":

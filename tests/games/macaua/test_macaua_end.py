@@ -24,7 +24,7 @@ from cardroom_mentalpoker import (
     shuffle_step,
 )
 from cardroom_wire import ErrorCode
-from macaua_support import Harness, rigged, rigged_game
+from macaua_support import Harness, rigged, rigged_game, shuffle_move
 
 ONE_CARD = {"hand_size": 1}
 # p0 holds KH and plays it on the 7H: the first hand to empty
@@ -147,7 +147,7 @@ def test_a_winner_who_withholds_its_keys_loses_the_win() -> None:
 
 def _shuffle_to(h: Harness, player: str, order: list[str]) -> dict[str, Any]:
     """``player``'s shuffle that replaces the deck by fresh encryptions of ``order`` (with
-    ``shuffle_rounds = 0`` nothing on the way can tell)."""
+    ``shuffle_rounds = 0`` of the cut-and-choose proof nothing on the way can tell)."""
     bot = h.bots[player]
     v = h.gview(player)
     deck = deck_from_json(v["cards"])
@@ -160,16 +160,7 @@ def _shuffle_to(h: Harness, player: str, order: list[str]) -> dict[str, Any]:
     proof = prove_shuffle(
         keyed, out, tuple(range(len(out))), (), context=context + b"|shuffle", rounds=0
     )
-    move = {
-        "kind": "shuffle",
-        "deck": 0,
-        "cards": deck_to_json(out),
-        "keyed": [p.hex() for p in honest.keyed],
-        "key_proofs": [p.to_json() for p in honest.key_proofs],
-        "digest": proof.digest.hex(),
-        "rounds": 0,
-        "openings": [],
-    }
+    move = shuffle_move(deck_to_json(out), honest, digest=proof.digest.hex(), rounds=0, openings=[])
     return bot.sign(v, move)
 
 
@@ -178,7 +169,7 @@ def test_a_bad_deck_in_the_published_keys_still_voids_and_the_withholder_ranks_l
     # p1's; p0 wins with its Ace, p1 and p0 publish their keys, p2 keeps its own
     rest = [c for c in MACAUA_CARDS if c not in ("AS", "KS", "5C", "7S")]
     order = [*rest, "7S", "5C", "AS", "AS"]  # top 50, then the hands of p2, p1, p0
-    h = Harness(3, {**ONE_CARD, "shuffle_rounds": 0})
+    h = Harness(3, {**ONE_CARD, "shuffle_proof": "rounds", "shuffle_rounds": 0})
     with rigged(list(MACAUA_CARDS)):  # every honest shuffle keeps the order
         h.run(lambda s: s.phase == "shuffle")
         h.send("p0", _shuffle_to(h, "p0", order))
@@ -223,11 +214,12 @@ def test_audit_timeout_is_bounded(value: Any, says: str) -> None:
 @pytest.mark.parametrize("value", [1, 2.5, 3600])
 def test_audit_timeout_within_its_bounds_is_kept(value: float) -> None:
     table = Table(GAME)
-    state = table.replay(table.create("g-ok", "a", {"audit_timeout": value}, seats=2))
+    state = table.replay(table.create("g-ok", "a", {"audit_timeout": value}, seats=2, key=KEY))
     assert state.config["audit_timeout"] == value
 
 
 BINDING = "g-1/" + "0" * 32
+KEY = "a" * 64  # the seat's verify key: any 64 lowercase hex characters to the lobby
 
 
 @pytest.mark.parametrize(
@@ -254,3 +246,25 @@ def test_the_genesis_hash_without_audit_timeout_is_unchanged(
     assert genesis_hash(BINDING, seats, explicit) == pinned  # the default, spelled out
     other = config.model_copy(update={"audit_timeout": 30.0})
     assert genesis_hash(BINDING, seats, other) != pinned
+
+
+def test_a_stored_config_keeps_the_cut_and_choose_proof_and_its_genesis_hash() -> None:
+    """A config stored before ``shuffle_proof`` existed reads as the cut-and-choose proof and
+    hashes as it did; a table created now argues its shuffles, and says so in its hash."""
+    stored = MacauaConfig().model_dump(mode="json", exclude={"shuffle_proof", "audit_timeout"})
+    old = MacauaConfig.model_validate(stored)
+    assert old.shuffle_proof == "rounds"
+    assert genesis_hash(BINDING, ["a", "b"], old) == (
+        "102977090b2605bc9da2578b4db3d7640c9d45d9e87e5129a4eae877bbad99b9"
+    )
+    created = Table(GAME).create("g-1", "a", {}, seats=2, key=KEY)[0]["config"]
+    assert created["shuffle_proof"] == "argument"
+    new = MacauaConfig.model_validate(created)  # as the table reads it back
+    assert new.shuffle_proof == "argument"
+    assert genesis_hash(BINDING, ["a", "b"], new) != genesis_hash(BINDING, ["a", "b"], old)
+    kept = Table(GAME).create("g-2", "a", {"shuffle_proof": "rounds"}, seats=2, key=KEY)[0][
+        "config"
+    ]
+    assert MacauaConfig.model_validate(kept) == old
+    with pytest.raises(Rejection):
+        Table(GAME).create("g-3", "a", {"shuffle_proof": "none"}, seats=2)

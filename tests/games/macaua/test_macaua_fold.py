@@ -29,7 +29,10 @@ def _forged(h: Harness, player: str, change: Any) -> dict[str, Any]:
     ("config", "kinds"),
     [
         # 64 rounds: every shuffle proof comes in several parts (the deal only: it is slow)
-        ({"shuffle_rounds": 64}, {"keys", "shuffle", "shuffle_proof", "mask", "reveal"}),
+        (
+            {"shuffle_proof": "rounds", "shuffle_rounds": 64},
+            {"keys", "shuffle", "shuffle_proof", "mask", "reveal"},
+        ),
         # (the keys are random, so is the deal: a game need not have a draw)
         ({}, {"keys", "shuffle", "mask", "reveal", "play", "audit"}),
     ],
@@ -88,16 +91,43 @@ def test_a_key_that_is_no_group_element_is_refused(path: str) -> None:
     assert h.refused("p0", _forged(h, "p0", _point(path))) == ErrorCode.BAD_REQUEST
 
 
-@pytest.mark.parametrize("path", ["cards.0.epk", "cards.5.msg", "cards.53.pk", "keyed.7"])
-def test_a_shuffle_with_a_point_outside_the_group_is_refused(path: str) -> None:
-    h = Harness(2)
+@pytest.mark.parametrize(
+    ("proof", "path"),
+    [
+        ("argument", "cards.0.epk"),
+        ("argument", "cards.5.msg"),
+        ("argument", "cards.53.pk"),
+        ("argument", "keyed.7"),
+        ("argument", "argument.commitments.3"),
+        ("argument", "argument.chain.53"),
+        ("rounds", "cards.0.epk"),
+        ("rounds", "keyed.7"),
+    ],
+)
+def test_a_shuffle_with_a_point_outside_the_group_is_refused(proof: str, path: str) -> None:
+    h = Harness(2, {"shuffle_proof": proof})
     h.run(lambda s: s.phase == "shuffle")
     player = h.game.waiting[0]
     assert h.refused(player, _forged(h, player, _point(path))) == ErrorCode.BAD_REQUEST
 
 
-def test_a_shuffle_opening_with_a_non_canonical_nonce_is_refused() -> None:
+@pytest.mark.parametrize("field", ["challenge", "responses.2", "perm_responses.40"])
+def test_an_argument_with_a_non_canonical_scalar_is_refused(field: str) -> None:
     h = Harness(2)
+    h.run(lambda s: s.phase == "shuffle")
+
+    def change(move: dict[str, Any]) -> None:
+        name, *index = field.split(".")
+        if index:
+            move["argument"][name][int(index[0])] = NOT_CANONICAL
+        else:
+            move["argument"][name] = NOT_CANONICAL
+
+    assert h.refused("p0", _forged(h, "p0", change)) == ErrorCode.BAD_REQUEST
+
+
+def test_a_shuffle_opening_with_a_non_canonical_nonce_is_refused() -> None:
+    h = Harness(2, {"shuffle_proof": "rounds"})
     h.run(lambda s: s.phase == "shuffle")
 
     def change(move: dict[str, Any]) -> None:
@@ -107,7 +137,7 @@ def test_a_shuffle_opening_with_a_non_canonical_nonce_is_refused() -> None:
 
 
 def test_a_proof_part_with_a_non_canonical_nonce_is_refused() -> None:
-    h = Harness(2, {"shuffle_rounds": 64})
+    h = Harness(2, {"shuffle_proof": "rounds", "shuffle_rounds": 64})
     h.run(lambda s: s.phase == "shuffle")
     h.send("p0", h.bot_command("p0"))
     assert h.game.pending is not None

@@ -147,9 +147,9 @@ def test_moves_are_bound_to_the_tables_game_id() -> None:
 
     table = Table(MACAUA)
     rng = _random.Random(5)
-    events = table.create("g-bound", "a", {"shuffle_rounds": 0}, seats=2)
+    events = table.create("g-bound", "a", {"shuffle_rounds": 0}, seats=2, key="a" * 64)
     state = table.replay(events)
-    events += table.join(state, "b", rng)
+    events += table.join(state, "b", rng, key="b" * 64)
     state = table.replay(events)
     assert state.status == "playing"
     assert state.game.table == "g-bound"

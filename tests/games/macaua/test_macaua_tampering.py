@@ -1,10 +1,12 @@
 """Tampering: every forged, replayed or cheating move is refused with a stable code and
 changes nothing (``Harness.refused`` checks the state and the log stay as they were); a
-shuffle that is no permutation is refused by its proof, or, with the proof switched off,
-found by the audit at the end and reported in the outcome."""
+shuffle that is no permutation is refused by its proof (the argument of a new table, or the
+cut-and-choose proof of a table stored before it), or, with the proof switched off, found by
+the audit at the end and reported in the outcome."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -21,19 +23,21 @@ from cardroom_games.macaua import (
 from cardroom_mentalpoker import (
     MACAUA_CARDS,
     MaskedCard,
+    Scalar,
     add_key,
     card_point,
     deck_from_json,
     deck_to_json,
     identity,
     prove_shuffle,
+    prove_shuffle_argument,
     random_scalar,
     remask,
     shuffle_step,
     sign_move,
 )
 from cardroom_wire import ErrorCode
-from macaua_support import Harness, rigged_game
+from macaua_support import Harness, rigged_game, shuffle_move
 from nacl.signing import SigningKey
 
 HANDS = [["2S", "3S", "BJ", "KH", "AD"], ["2H", "3H", "RJ", "5C", "6C"]]
@@ -135,9 +139,45 @@ def test_playing_a_card_one_does_not_own_is_refused() -> None:
     assert h.refused("p0", bot.sign(v, move)) == CARD_MISMATCH
 
 
+ROUNDS = {"shuffle_proof": "rounds"}
+"""A table stored before the argument: its shuffles carry cut-and-choose proofs."""
+
+
+def _substituted(h: Harness, player: str) -> tuple[Any, Any, Any]:
+    """The keyed input deck, the honest step's proof, and a deck of fresh encryptions of a
+    chosen order with the Ace of Spades twice and no King of Spades."""
+    bot = h.bots[player]
+    v = h.gview(player)
+    deck = deck_from_json(v["cards"])
+    secrets = bot.secrets[0]
+    _, honest = shuffle_step(deck, secrets, context=bot.context(v, 0), rounds=0)
+    keyed = tuple(add_key(c, secrets.shuffle_key) for c in deck)
+    order = ["AS" if c == "KS" else c for c in MACAUA_CARDS]
+    out = tuple(remask(MaskedCard(identity(), card_point(c), keyed[0].pk)) for c in order)
+    return keyed, honest, out
+
+
+def _cheating_argument(h: Harness, player: str) -> dict[str, Any]:
+    """The substituted deck with honest keying proofs and the argument the honest prover's
+    code makes for it (claiming the identity permutation and zero nonces): it cannot verify."""
+    bot = h.bots[player]
+    v = h.gview(player)
+    keyed, honest, out = _substituted(h, player)
+    zero = Scalar.from_int(0)
+    argument = prove_shuffle_argument(
+        keyed,
+        out,
+        tuple(range(len(out))),
+        (zero,) * len(out),
+        context=bot.context(v, 0) + b"|shuffle-argument",
+    )
+    move = shuffle_move(deck_to_json(out), honest, argument=argument.to_json())
+    return bot.sign(v, move)
+
+
 def _cheating_shuffle(h: Harness, player: str, claimed_rounds: int) -> dict[str, Any]:
-    """Replace the deck by fresh encryptions of a chosen order with the Ace of Spades twice
-    and no King of Spades: the keying proofs are honest, the shuffle proof cannot be."""
+    """The substituted deck with honest keying proofs and a cut-and-choose proof of 0 rounds
+    claiming ``claimed_rounds``: the shuffle proof cannot be honest."""
     bot = h.bots[player]
     v = h.gview(player)
     deck = deck_from_json(v["cards"])
@@ -151,21 +191,88 @@ def _cheating_shuffle(h: Harness, player: str, claimed_rounds: int) -> dict[str,
     proof = prove_shuffle(
         keyed, out, tuple(range(len(out))), (), context=context + b"|shuffle", rounds=0
     )
-    move = {
-        "kind": "shuffle",
-        "deck": 0,
-        "cards": deck_to_json(out),
-        "keyed": [p.hex() for p in honest.keyed],
-        "key_proofs": [p.to_json() for p in honest.key_proofs],
-        "digest": proof.digest.hex(),
-        "rounds": claimed_rounds,
-        "openings": [],
-    }
+    move = shuffle_move(
+        deck_to_json(out), honest, digest=proof.digest.hex(), rounds=claimed_rounds, openings=[]
+    )
     return bot.sign(v, move)
 
 
-def test_a_substituted_deck_is_refused_by_the_shuffle_proof() -> None:
-    h = Harness(2, {"shuffle_rounds": 2})
+def test_a_substituted_deck_is_refused_by_the_argument() -> None:
+    h = Harness(2)
+    h.run(lambda s: s.phase == "shuffle")
+    assert h.refused("p0", _cheating_argument(h, "p0")) == BAD_PROOF
+    h.send("p0", h.bot_command("p0"))  # the honest shuffle is accepted, in one command
+    assert h.game.pending is None
+    assert h.game.waiting == ("p1",)
+    assert h.refused("p1", _cheating_argument(h, "p1")) == BAD_PROOF
+
+
+def _tamper_argument(field: str) -> Any:
+    def change(move: dict[str, Any]) -> None:
+        argument = move["argument"]
+        if field == "swap":  # two output cards swapped: the argument is about the old order
+            move["cards"][3], move["cards"][40] = move["cards"][40], move["cards"][3]
+        elif field == "challenge":
+            argument["challenge"] = random_scalar().hex()
+        elif field == "commitments":  # two commitments swapped
+            c = argument["commitments"]
+            c[0], c[1] = c[1], c[0]
+        else:
+            argument[field][3] = random_scalar().hex()
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "field",
+    ["swap", "challenge", "commitments", "responses", "chain_responses", "perm_responses"],
+)
+def test_a_tampered_argument_is_refused(field: str) -> None:
+    h = Harness(2)
+    h.run(lambda s: s.phase == "shuffle")
+    command = h.bot_command("p0")
+    move = json.loads(json.dumps(command["move"]))  # a copy: the honest one is sent below
+    assert "argument" in move
+    assert "digest" not in move
+    _tamper_argument(field)(move)
+    assert h.refused("p0", h.bots["p0"].sign(h.gview("p0"), move)) == BAD_PROOF
+    h.send("p0", command)
+    assert h.game.waiting == ("p1",)
+
+
+def test_an_argument_from_another_player_or_deck_is_refused() -> None:
+    h = Harness(3)
+    h.run(lambda s: s.phase == "shuffle")
+    honest = h.bot_command("p0")
+    # p1's bot proves the same step under its own context: the argument names p1
+    bot = h.bots["p1"]
+    bot.secrets[0] = h.bots["p0"].secrets[0]
+    move = bot.build(h.gview("p1"), [{"kind": "shuffle", "deck": 0, "proof": "argument"}], h.rng)
+    keying = {k: honest["move"][k] for k in ("keyed", "key_proofs")}  # p0's: they verify
+    assert move["keyed"] == keying["keyed"]
+    forged = h.bots["p0"].sign(h.gview("p0"), {**move, **keying})
+    assert h.refused("p0", forged) == BAD_PROOF
+
+
+def test_a_shuffle_must_carry_the_proof_its_table_asks_for() -> None:
+    argued = Harness(2)
+    argued.run(lambda s: s.phase == "shuffle")
+    assert argued.table.actions(argued.local.state, "p0")[0]["proof"] == "argument"
+    rounds = _cheating_shuffle(argued, "p0", 2)
+    assert argued.refused("p0", rounds) == ErrorCode.BAD_REQUEST  # digest: no such field here
+    cut = Harness(2, ROUNDS)
+    cut.run(lambda s: s.phase == "shuffle")
+    assert argued.table.actions(cut.local.state, "p0")[0]["rounds"] == 2
+    assert cut.refused("p0", _cheating_argument(cut, "p0")) == ErrorCode.BAD_REQUEST
+    # a shuffle without its argument is malformed, not a failed proof
+    v = argued.gview("p0")
+    move = dict(argued.bot_command("p0")["move"])
+    del move["argument"]
+    assert argued.refused("p0", argued.bots["p0"].sign(v, move)) == ErrorCode.BAD_REQUEST
+
+
+def test_a_substituted_deck_is_refused_by_the_cut_and_choose_proof() -> None:
+    h = Harness(2, {**ROUNDS, "shuffle_rounds": 2})
     h.run(lambda s: s.phase == "shuffle")
     assert h.refused("p0", _cheating_shuffle(h, "p0", 0)) == BAD_PROOF  # too few rounds
     # claims 2 rounds: its first part is accepted, but the proof can never verify
@@ -179,7 +286,7 @@ def test_a_substituted_deck_is_refused_by_the_shuffle_proof() -> None:
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_a_shuffle_that_is_no_permutation_is_reported_at_the_end(players: int) -> None:
-    h = Harness(players, {"shuffle_rounds": 0}, seed=11)
+    h = Harness(players, {**ROUNDS, "shuffle_rounds": 0}, seed=11)
     h.run(lambda s: s.phase == "shuffle")
     h.send("p0", _cheating_shuffle(h, "p0", 0))  # nothing on the way can tell
     h.finish()
@@ -202,7 +309,8 @@ def test_the_house_cannot_move_for_a_player() -> None:
 
 
 def test_a_proof_in_parts_counts_only_when_its_last_part_verifies() -> None:
-    h = Harness(2, {"shuffle_rounds": 64})  # the production default: too big for one command
+    # 64 rounds, the default of the stored tables: too big for one command
+    h = Harness(2, {**ROUNDS, "shuffle_rounds": 64})
     h.run(lambda s: s.phase == "shuffle")
     first = h.bot_command("p0")
     assert len(first["move"]["openings"]) < 64

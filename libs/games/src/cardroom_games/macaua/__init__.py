@@ -3,8 +3,8 @@
 The players' programs hold every key; the server (this game's ``decide``) relays, validates
 and records, and can check everything on public data: sequence, turn, Ed25519 signatures,
 that every published card key matches its commitment and unmasks the card as claimed, the
-Schnorr / Chaum-Pedersen proofs of every key, shuffle and mask step, the cut-and-choose
-shuffle proof, and that a revealed card is legal to play. It never receives the key of a
+Schnorr / Chaum-Pedersen proofs of every key, shuffle and mask step, the shuffle's argument
+(or cut-and-choose proof), and that a revealed card is legal to play. It never receives the key of a
 hidden card, so it cannot see one.
 
 Phases of every deck (the deal is deck 0, each re-shuffle of the discard pile is the next
@@ -13,8 +13,12 @@ deck, with fresh keys), strictly one player at a time, in seat order:
 1. ``keys``: each player publishes a shuffle key and one key per position (commitments with
    proofs of knowledge); with deck 0 also its Ed25519 verify key (trust on first use).
 2. ``shuffle``: each adds its shuffle key, permutes (CSPRNG Fisher-Yates), re-randomises
-   and proves it. A proof too large for one command (64 KiB) comes in ``shuffle_proof``
-   parts; the shuffle counts once the last part verifies.
+   and proves it, as the config's ``shuffle_proof`` says: ``argument`` (a new table's
+   default), the Terelius-Wikström argument, one command of about 40 KB; or ``rounds``, the
+   cut-and-choose proof of ``shuffle_rounds`` rounds, what every table stored before the
+   argument has (a stored config without the field reads so, and hashes as it did). A proof
+   too large for one command (64 KiB) comes in ``shuffle_proof`` parts; the shuffle counts
+   once the last part verifies.
 3. ``mask``: each swaps its shuffle key for its per-position keys, with proofs.
 4. ``deal`` (deck 0): each publishes its keys for every other hand and the face-up card;
    each hand card is then masked by its owner's key alone and opened privately.
@@ -33,8 +37,9 @@ undecided). Then every player publishes each of its card keys that is still secr
 for its own hand and the fresh pile (``audit``, in any order; at most 54 keys, so the move
 fits one command however many decks there were); with the last one the server opens every
 position of every deck and checks that each deck holds exactly the cards it was made of. A
-shuffle that was no permutation (possible undetected only with ``shuffle_rounds = 0``, or
-with luck 2^-rounds) is reported in the outcome's ``details.audit`` and the game is void
+shuffle that was no permutation (possible undetected only with cut-and-choose and
+``shuffle_rounds = 0``, or with luck 2^-rounds; or against the argument, by breaking the
+discrete logarithm) is reported in the outcome's ``details.audit`` and the game is void
 (everyone ranks equal).
 
 The audit cannot undo the win: it has a deadline, ``audit_timeout`` (60 s by default, from
@@ -61,8 +66,12 @@ so a move signed in one game, or under another deployment that reused a game id,
 refused (``wrong_game``) everywhere else.
 
 Test mode: ``shuffle_rounds`` may be lowered (tests use 2-8) for speed; the default, 64,
-is what production uses. The bots verify nothing the server verified: a client that does
-not trust the server would check the same proofs (see ``cardroom_mentalpoker.protocol``).
+is what stored production tables use. The bots verify nothing the server verified: a client
+that does not trust the server would check the same proofs (see
+``cardroom_mentalpoker.protocol``).
+
+Off the event loop: checking a move is CPU work (a shuffle's argument about 0.1 s), so the
+rules say ``heavy = True`` and the gamemaster runs ``decide`` in a worker thread.
 """
 
 from .bots import HeuristicBot, MacauaBot, RandomMacauaBot, game_view

@@ -3,8 +3,9 @@
 A bot holds what the server never sees: its Ed25519 signing key and, for every deck, its
 secret shuffle key and card keys (all from the operating system's CSPRNG, via
 ``secrets``/libsodium). From its player's view alone it builds each move (keys, shuffle with
-its proof, mask, the card keys others need, plays and draws, the final audit), signs it over
-``(binding, seq, previous hash, move)`` and privately opens the cards dealt or drawn to it.
+the proof its table asks for, mask, the card keys others need, plays and draws, the final
+audit), signs it over ``(binding, seq, previous hash, move)`` and privately opens the cards
+dealt or drawn to it.
 
 Building a move is heavy CPU work (a shuffle with its proof, a mask step with 54 proofs,
 opening cards), so the bots say ``heavy_choices = True``: a bot service calls ``choose`` in a
@@ -89,6 +90,11 @@ class MacauaBot:
         self._chunks: dict[int, list[Any]] = {}
         self._lock = threading.Lock()
 
+    @property
+    def verify_key(self) -> str:
+        """The verify key (hex) this player binds to its seat when it joins."""
+        return verify_key_hex(self.signing_key)
+
     # -- the Bot protocol ---------------------------------------------------------------------
     def observe(self, message: Message) -> None:
         return None
@@ -118,6 +124,8 @@ class MacauaBot:
         if kind == "keys":
             return self.keys_move(v, deck)
         if kind == "shuffle":
+            if action.get("proof") == "argument":
+                return self.argument_shuffle_move(v, deck)
             return self.shuffle_move(v, deck, int(action["rounds"]))
         if kind == "shuffle_proof":
             offset = int(action["offset"])
@@ -161,7 +169,29 @@ class MacauaBot:
             move["verify_key"] = verify_key_hex(self.signing_key)
         return move
 
+    def argument_shuffle_move(self, v: Mapping[str, Any], deck: int) -> dict[str, Any]:
+        """The shuffle proved by the Terelius-Wikström argument: one command (about 40 KB
+        with the cards), no ``shuffle_proof`` parts."""
+        cards, proof = shuffle_step(
+            deck_from_json(v["cards"]),
+            self.secrets[deck],
+            context=self.context(v, deck),
+            argument=True,
+        )
+        data = proof.to_json()
+        return {
+            "kind": "shuffle",
+            "deck": deck,
+            "cards": deck_to_json(cards),
+            "keyed": data["keyed"],
+            "key_proofs": data["key_proofs"],
+            "argument": data["argument"],
+        }
+
     def shuffle_move(self, v: Mapping[str, Any], deck: int, rounds: int) -> dict[str, Any]:
+        """The shuffle proved by ``rounds`` rounds of cut-and-choose (tables whose config
+        says ``shuffle_proof = "rounds"``): openings beyond one command's budget wait in
+        ``_chunks`` for the ``shuffle_proof`` parts."""
         cards, proof = shuffle_step(
             deck_from_json(v["cards"]),
             self.secrets[deck],

@@ -16,8 +16,9 @@ verified again from the store; server steps are unsigned and deterministic):
 
     macaua.started        binding; phase keys of deck 0
     macaua.keys           a player's commitments for a deck (+ its Ed25519 key, deck 0)
-    macaua.shuffle        a shuffle step (complete, or its first part when chunked)
-    macaua.shuffle_proof  more openings of a chunked shuffle proof
+    macaua.shuffle        a shuffle step (with its argument; with a cut-and-choose proof,
+                          complete or its first part when chunked)
+    macaua.shuffle_proof  more openings of a chunked cut-and-choose proof
     macaua.mask           a mask step
     macaua.reveal         published card keys (deal or draw), with the unmasked cards
     macaua.played         an owner's keys for the played cards, with the open cards
@@ -41,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar, overload
 
 from cardroom_engine import (
+    NEW_TABLE,
     BotFactory,
     Command,
     Deadline,
@@ -64,6 +66,7 @@ from cardroom_mentalpoker import (
     Point,
     PublicKeys,
     Scalar,
+    ShuffleArgument,
     ShuffleOpening,
     ShuffleProof,
     ShuffleStepProof,
@@ -86,7 +89,7 @@ from cardroom_mentalpoker import (
     state_hash,
 )
 from cardroom_wire import ErrorCode
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from .bots import HeuristicBot, RandomMacauaBot
 from .cards import SUITS, check_play, play_challenge, rank
@@ -124,6 +127,8 @@ MOVE_FIELDS: dict[str, frozenset[str]] = {
 }
 """The fields each kind of move may have. The accepted move is stored whole, so a field no
 check reads could carry anything into the log: there are none."""
+ARGUMENT_SHUFFLE_FIELDS = frozenset({"kind", "deck", "cards", "keyed", "key_proofs", "argument"})
+"""A shuffle's fields at a table whose config says ``shuffle_proof = "argument"``."""
 KEY_FIELDS = frozenset({"deck", "position", "key"})
 PLAYED_FIELDS = KEY_FIELDS | {"card"}
 
@@ -153,6 +158,8 @@ AUDIT_TIMEOUT_MAX = 3600.0
 AUDIT_DEADLINE = "audit"
 """The key of the audit's deadline (one per game: it keeps its first due time)."""
 
+ShuffleProofKind = Literal["argument", "rounds"]
+
 Phase = Literal["setup", "keys", "shuffle", "mask", "deal", "play", "draw", "audit", "over"]
 Pos = tuple[int, int]  # (deck number, position in that deck)
 
@@ -164,12 +171,20 @@ class MacauaConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     hand_size: int = Field(5, ge=1, le=8, strict=True, description="cards dealt to each player")
+    shuffle_proof: ShuffleProofKind = Field(
+        "rounds",
+        description="how every shuffle is proved: 'argument', the Terelius-Wikström argument "
+        "(about 27 KB of proof, one command; the default of a new table), or 'rounds', the "
+        "cut-and-choose proof of shuffle_rounds rounds (about 250 KB at 64, sent in parts). A "
+        "config stored without this field is read as 'rounds': its games replay as played.",
+    )
     shuffle_rounds: int = Field(
         64,
         ge=0,
         le=MAX_SHUFFLE_ROUNDS,
         strict=True,
-        description="cut-and-choose rounds of every shuffle proof (soundness 2^-rounds). "
+        description="cut-and-choose rounds of every shuffle proof (soundness 2^-rounds), "
+        "with shuffle_proof 'rounds' (the argument has no rounds). "
         "0 disables the proof: a substituted deck is then only found by the audit at the "
         "end. Tests lower it for speed; keep the default in production.",
     )
@@ -195,6 +210,19 @@ class MacauaConfig(BaseModel):
         "audit keys; then the game ends and whoever has not ranks last (the winner keeps "
         "its win)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _new_tables_argue(cls, data: Any, info: ValidationInfo) -> Any:
+        # the argument came after games were stored with the cut-and-choose proof and no
+        # such field: only a table being created now gets the argument by default
+        if (
+            isinstance(data, dict)
+            and "shuffle_proof" not in data
+            and (info.context or {}).get(NEW_TABLE)
+        ):
+            return {**data, "shuffle_proof": "argument"}
+        return data
 
     @field_validator("audit_timeout", mode="before")
     @classmethod
@@ -232,10 +260,15 @@ class Lazy(Generic[_T]):
 
     @property
     def value(self) -> _T:
+        # the source is read before compute, and cleared after it (compute first): a
+        # thread that reads a live compute read a live source, even while another thread
+        # (decide runs in a worker thread) finishes the same value
+        source = self._source
         compute = self._compute
         if compute is not None:
-            self._value = compute(self._source)
-            self._compute = self._source = None  # the state no longer keeps the move alive
+            self._value = compute(source)
+            self._compute = None
+            self._source = None  # the state no longer keeps the move alive
         return self._value
 
     def __eq__(self, other: object) -> bool:
@@ -448,11 +481,15 @@ def genesis_hash(binding: str, seats: Sequence[str], config: MacauaConfig) -> st
 
 
 def _hashed_config(config: MacauaConfig) -> str:
-    """The config's JSON as the genesis hash takes it. ``audit_timeout`` came later: at its
-    default it is left out, so a game that does not set it hashes as it always did."""
+    """The config's JSON as the genesis hash takes it. ``audit_timeout`` and ``shuffle_proof``
+    came later: at the values of the games stored before them (the default timeout, the
+    cut-and-choose proof) they are left out, so those games hash as they always did."""
+    exclude: set[str] = set()
     if config.audit_timeout == AUDIT_TIMEOUT:
-        return config.model_dump_json(exclude={"audit_timeout"})
-    return config.model_dump_json()
+        exclude.add("audit_timeout")
+    if config.shuffle_proof == "rounds":
+        exclude.add("shuffle_proof")
+    return config.model_dump_json(exclude=exclude)
 
 
 class _Fold(Protocol):
@@ -475,6 +512,17 @@ class Macaua(GameRules[MacauaState]):
     """Every command is a move signed with its player's key and built from its player's
     secrets: ``actions`` lists templates (which move is due, which positions), never a
     complete command, so only a player's program (the ``bots``) can turn one into a move."""
+    heavy: ClassVar[bool] = True
+    """``decide`` checks proofs (a shuffle: about 0.1 s): the gamemaster runs it in a worker
+    thread, off its event loop."""
+    seat_keys: ClassVar[bool] = True
+    """Every seat is bound at its join to its player's Ed25519 verify key (the lobby records
+    it in ``table.joined`` and refuses a join without one): every move is checked against
+    that key, so neither the server nor another player can swap in a key of its own. Seats
+    of tables that started before keys were bound keep the key their first move published."""
+
+    def bind_keys(self, state: MacauaState, keys: Mapping[str, str]) -> MacauaState:
+        return _update(state, verify_keys={**state.verify_keys, **keys})
 
     def __init__(self) -> None:
         self._movers: dict[str, Callable[[MacauaState, str, SignedMove], list[Event]]] = {
@@ -548,7 +596,10 @@ class Macaua(GameRules[MacauaState]):
             raise _reject(ErrorCode.BAD_REQUEST, f"move.kind must be one of {sorted(self._movers)}")
         if state.phase not in self._phases[kind] or not _may_move(state, actor):
             raise _reject(ErrorCode.NOT_YOUR_TURN, f"a {kind!r} move is not yours to make now")
-        unexpected = move.keys() - MOVE_FIELDS[kind]
+        fields = MOVE_FIELDS[kind]
+        if kind == "shuffle" and state.config.shuffle_proof == "argument":
+            fields = ARGUMENT_SHUFFLE_FIELDS
+        unexpected = move.keys() - fields
         if unexpected:
             raise _reject(ErrorCode.BAD_REQUEST, f"move: unexpected field {cut(min(unexpected))!r}")
         key = state.verify_keys.get(actor)
@@ -580,7 +631,8 @@ class Macaua(GameRules[MacauaState]):
     def _decide_keys(self, state: MacauaState, actor: str, signed: SignedMove) -> list[Event]:
         move = signed.move
         deck = self._deck_arg(state, move)
-        if deck == 0 and move.get("verify_key") in state.verify_keys.values():
+        others = {key for player, key in state.verify_keys.items() if player != actor}
+        if deck == 0 and move.get("verify_key") in others:
             raise _reject(BAD_SIGNATURE, "that verify key belongs to another player")
         keys = PublicKeys.from_json(move.get("keys"))
         size = len(state.decks[deck].cards)
@@ -594,6 +646,9 @@ class Macaua(GameRules[MacauaState]):
         move = signed.move
         deck = self._deck_arg(state, move)
         n = len(state.decks[deck].cards)
+        if state.config.shuffle_proof == "argument":
+            self._check_argument(state, actor, move, n)
+            return [{"type": "macaua.shuffle", "player": actor, "signed": signed.to_json()}]
         claim = _shuffle_from_move(actor, move, n)
         if not state.config.shuffle_rounds <= claim.rounds <= MAX_SHUFFLE_ROUNDS:
             raise _reject(
@@ -622,6 +677,30 @@ class Macaua(GameRules[MacauaState]):
             claim = _accepted_shuffle(pending)
             self._check_shuffle(state, _update(claim, openings=claim.openings + more))
         return [{"type": "macaua.shuffle_proof", "player": actor, "signed": signed.to_json()}]
+
+    def _check_argument(
+        self, state: MacauaState, actor: str, move: Mapping[str, Any], n: int
+    ) -> None:
+        """Parse (every point and scalar validated) and check a shuffle with its argument."""
+        cards = deck_from_json(move.get("cards"))
+        if len(cards) != n:
+            raise _reject(ErrorCode.BAD_REQUEST, f"move.cards: the deck has {n} cards")
+        proof = ShuffleStepProof(
+            _points_from_json(move.get("keyed"), n, "move.keyed"),
+            _proofs_from_json(move.get("key_proofs"), n, "move.key_proofs"),
+            ShuffleArgument.from_json(move.get("argument"), n),
+        )
+        deck = state.decks[-1]
+        try:
+            check_shuffle_step(
+                deck.masked,
+                cards,
+                deck.keys[actor],
+                proof,
+                context=proof_context(state.binding, state.deck_no, actor),
+            )
+        except VerificationError as exc:
+            raise _reject(BAD_PROOF, str(exc)) from None
 
     def _check_shuffle(self, state: MacauaState, claim: ShuffleClaim) -> None:
         deck = state.decks[-1]
@@ -869,6 +948,11 @@ class Macaua(GameRules[MacauaState]):
 
     def _on_shuffle(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         move = event["signed"]["move"]
+        if "argument" in move:
+            # complete in one command, checked by decide: its cards are all evolve needs (the
+            # argument is never parsed again)
+            deck = _update(state.decks[-1], masked=MaskedCards(move["cards"]))
+            return self._advance(state, "mask", **head, decks=(*state.decks[:-1], deck))
         pending = PendingShuffle(
             player=event["player"],
             move=move,
@@ -1131,6 +1215,7 @@ class Macaua(GameRules[MacauaState]):
             "hash": state.hash,
             "deck": state.deck_no,
             "deck_sizes": [len(d.cards) for d in state.decks],
+            "shuffle_proof": state.config.shuffle_proof,
             "shuffle_rounds": state.config.shuffle_rounds,
             "waiting": list(state.waiting),
             "turn": state.current if state.phase in ("play", "draw") else None,
@@ -1174,6 +1259,8 @@ class Macaua(GameRules[MacauaState]):
         if phase == "shuffle":
             if state.pending is not None and state.pending.player == player:
                 return [{**base, "kind": "shuffle_proof", "offset": len(state.pending.openings)}]
+            if state.config.shuffle_proof == "argument":
+                return [{**base, "kind": "shuffle", "proof": "argument"}]
             return [{**base, "kind": "shuffle", "rounds": state.config.shuffle_rounds}]
         if phase == "mask":
             return [{**base, "kind": "mask"}]
