@@ -243,7 +243,7 @@ DEEP_OBJECT = _deep(2000, lambda v: {"a": v})
 JUNK: list[Any] = [None, True, "a", 1.5, {}, [], -1]
 
 # Whole-command kinds: (how, always refused?). The extra-field kinds may be accepted: a game
-# may ignore fields it does not read (take5's seed protocol, sixtysix).
+# may ignore fields it does not read (take5's protocol, sixtysix).
 COMMAND_KINDS: dict[str, tuple[Callable[[dict[str, Any]], dict[str, Any]], bool]] = {
     "empty command": (lambda c: {}, True),
     "no type": (lambda c: {k: v for k, v in c.items() if k != "type"}, True),

@@ -3,7 +3,7 @@
 One process serves every test of tests/gateway (startup costs seconds): its own database,
 its own subject root, ``arg_players`` = :data:`PLAYERS`, short turn and ack timeouts so that
 the house takes over silent and departed players quickly. Each test connects its own groups
-of :data:`PLAYERS` seed clients and closes them at the end, so the lobby is empty between
+of :data:`PLAYERS` protocol-only clients and closes them at the end, so the lobby is empty between
 tests.
 """
 

@@ -13,7 +13,7 @@ PLAYERS = 3
 TURN_TIMEOUT = 5.0
 ACK_TIMEOUT = 1.5
 GAME: dict[str, int] = {"win_score": 33}
-"""The take5 options of the gateway's tables: the seed's, but games to 33 bull heads rather
+"""The take5 options of the gateway's tables: the defaults, but games to 33 bull heads rather
 than 66 (fewer rounds), to keep the suite quick on a shared machine."""
 
 
@@ -40,7 +40,7 @@ class Gateway:
         return client
 
     async def table(self, **options: int) -> list[SeedPlayer]:
-        """``players`` registered seed players (one table), in registration order."""
+        """``players`` registered protocol-only players (one table), in registration order."""
         seated = []
         for _ in range(self.players):
             player = SeedPlayer(await self.connect(), self.players, **options)

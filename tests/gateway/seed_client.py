@@ -1,10 +1,10 @@
-"""A take5 client written only from seeds/take5-protocol.md: asyncio streams and json.
+"""A take5 client written only from the take5 line protocol: asyncio streams and json.
 
-No cardroom import on purpose: this is what an outside client, knowing nothing but the seed's
-grammar, sees. Framing: one JSON value per line each way (the gateway's transport).
+No cardroom import on purpose: this is what an outside client, knowing nothing but the
+protocol's grammar, sees. Framing: one JSON value per line each way (the gateway's transport).
 
 :class:`SeedClient` is the raw connection (send, receive, with timeouts); :class:`SeedPlayer`
-plays whole games and checks every line it receives against the seed's grammar and order
+plays whole games and checks every line it receives against the protocol's grammar and order
 (:class:`GrammarChecker`), raising :class:`ProtocolViolation` on the first deviation.
 """
 
@@ -22,7 +22,7 @@ CONFG_KEYS = {"turn_count", "stack_size", "win_score", "deck_size", "bull_range"
 
 
 class ProtocolViolation(AssertionError):
-    """The server sent something the seed's grammar does not allow here."""
+    """The server sent something the protocol's grammar does not allow here."""
 
 
 class ConnectionClosed(Exception):
@@ -112,7 +112,8 @@ def check_board(board: Any, config: dict[str, Any]) -> None:
 
 @dataclass
 class GrammarChecker:
-    """Follows the seed's "Less English" loop, line by line, for one player."""
+    """Follows the protocol's loop, line by line, for one player: register; per round a deal,
+    then per turn play_request, played and the takens; finally game_over."""
 
     players: int
     me: int | None = None
@@ -235,7 +236,7 @@ class GrammarChecker:
         taken = {player: self.scores.get(player, 0) for player in final}
         if final != taken:
             raise ProtocolViolation(f"game_over {final} differs from the taken stacks {taken}")
-        # the seed's loop: it ends when someone reached win_score and nobody ties the lowest
+        # the protocol's loop: it ends when someone reached win_score and nobody ties the lowest
         low = sorted(final.values())
         if max(low) < self.config_value("win_score") or low[0] == low[1]:
             raise ProtocolViolation(f"game_over although the game goes on: {final}")
@@ -256,7 +257,7 @@ def row_cost(stack: list[dict[str, Any]]) -> int:
 
 @dataclass
 class SeedPlayer:
-    """Plays whole games from the seed's lines: the lowest card; the cheapest row."""
+    """Plays whole games from the protocol's lines: the lowest card; the cheapest row."""
 
     client: SeedClient
     players: int

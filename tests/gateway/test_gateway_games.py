@@ -1,4 +1,5 @@
-"""End to end: seed clients play whole games through the gateway of `cardroom serve all`."""
+"""End to end: protocol-only clients play whole games through the gateway of
+`cardroom serve all`."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ async def test_two_tables_at_once(gateway: Gateway) -> None:
 
 
 async def test_the_gateways_bots_play_a_table(gateway: Gateway) -> None:
-    """Item 4 of the issue over TCP: take5's heuristic bot, fed from the seed's lines."""
+    """Item 4 of the issue over TCP: take5's heuristic bot, fed from the take5 lines."""
     bots = [SeedBot("127.0.0.1", gateway.port, seed=i) for i in range(gateway.players)]
     results = await asyncio.wait_for(asyncio.gather(*(bot.play() for bot in bots)), 90)
     assert all(result == results[0] for result in results)

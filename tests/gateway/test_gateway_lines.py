@@ -1,4 +1,4 @@
-"""The translation between cardroom's notifications and the seed's lines, without a server."""
+"""The translation between cardroom's notifications and the take5 lines, without a server."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_table_messages_without_a_seed_line(message: dict[str, Any]) -> None:
 
 
 def test_every_take5_message_of_real_games_passes_through_exactly() -> None:
-    """Every message take5 sends, in random games, becomes exactly one seed line: itself."""
+    """Every message take5 sends, in random games, becomes exactly one take5 line: itself."""
     kinds: set[str] = set()
     for seed in range(5):
         local = play(GAME, ["ann", "bob", "cy", "dee"], random.Random(seed))

@@ -1,4 +1,4 @@
-"""The algebra of RULES.md 4.3: add key, re-randomise, partial unmask."""
+"""The masking algebra: add key, re-randomise, partial unmask."""
 
 from __future__ import annotations
 

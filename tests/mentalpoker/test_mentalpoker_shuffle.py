@@ -168,8 +168,8 @@ def test_shuffle_step_rejects_cheats() -> None:
     forged = (MaskedCard(mul_base(r), open_deck(["AS"])[0].msg + r * pk, pk), *new[1:])
     with pytest.raises(VerificationError, match="shuffle proof"):
         check_shuffle_step(deck, forged, ka, proof, context=ca, min_rounds=ROUNDS)
-    # RULES 4.3's own checks alone (a proof of 0 rounds) do not see that substitution: this is
-    # why the verifier demands min_rounds
+    # The basic checks alone (same key on every card, every card changed; a proof of 0 rounds)
+    # do not see that substitution: this is why the verifier demands min_rounds
     keyed = [MaskedCard(c.epk, m, pk) for c, m in zip(deck, proof.keyed, strict=True)]
     perm, nonces = random_permutation(size), [random_scalar() for _ in range(size)]
     empty = prove_shuffle(keyed, forged, perm, nonces, context=ca + b"|shuffle", rounds=0)

@@ -5,7 +5,7 @@ chips into the pot or folds. When all have acted, a follow-up shows the cards of
 who did not fold (a folded card stays secret forever), the highest shown card takes the pot,
 and another follow-up deals the next round. After ``rounds`` rounds the most chips wins.
 
-Turns are announced in two gated steps, as the seeds do: the others learn whose turn it is,
+Turns are announced in two gated steps, as the real games do: the others learn whose turn it is,
 then the active player alone is prompted, so the active player acts once the gate is open.
 
 It exists to test the engine and the services without waiting for the real games.

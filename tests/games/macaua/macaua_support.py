@@ -145,7 +145,7 @@ def rigged_order(
     hands: Sequence[Sequence[str]], top: str, fresh: Sequence[str] = (), hand_size: int = 5
 ) -> list[str]:
     """The deck order (position -> card) that deals ``hands``, ``top`` and then ``fresh``
-    first (RULES 4.3 layout: hands from position 53 down, then the top, then the fresh pile
+    first (the deal's layout: hands from position 53 down, then the top, then the fresh pile
     from the highest position down); every other card fills the rest."""
     n = len(MACAUA_CARDS)
     order: list[str | None] = [None] * n

@@ -1,5 +1,6 @@
-"""Macaua's rules (RULES.md 4.2 + Decisions) through the real protocol: rigged deals, real
-keys, real signatures; every play is revealed by its owner's key and judged by the server."""
+"""Macaua's rules (and the project's choices where they are open) through the real protocol:
+rigged deals, real keys, real signatures; every play is revealed by its owner's key and judged
+by the server."""
 
 from __future__ import annotations
 

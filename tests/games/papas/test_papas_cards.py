@@ -1,4 +1,4 @@
-"""The 103 cards (RULES.md 3.3), the deal, the thresholds, the config and every threesome."""
+"""The 103 cards, the deal, the thresholds, the config and every threesome."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from cardroom_games.papas.rules import threesomes
 from cardroom_games.papas.state import PLAYER_TURN, PapasConfig
 from papas_testkit import Harness, Pool, make_state
 
-# name: (kind, copies, value, alarm, target) -- RULES.md 3.3, row by row
+# name: (kind, copies, value, alarm, target) -- the card list, row by row
 EXPECTED = {
     "potato": ("potato", 16, 0, False, "none"),
     "duchesses_potatoes": ("potato", 12, 0, False, "none"),

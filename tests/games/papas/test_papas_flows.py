@@ -1,4 +1,4 @@
-"""The seed's "Key Game Flow Paths", scripted: the states every player is told, in order."""
+"""The state machine's key game-flow paths, scripted: the states every player is told, in order."""
 
 from __future__ import annotations
 

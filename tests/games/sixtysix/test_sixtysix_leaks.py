@@ -2,7 +2,7 @@
 
 Thousands of random games of both protocol generations and 2 to 5 players. Beside the
 game runs an independent model of what each seat is entitled to know, written from the
-rules (RULES.md 1.10) and fed with the true events: its own first two cards, the cards it
+rules of what a player may know and fed with the true events: its own first two cards, the cards it
 peeked, the cards it placed from the discard or from a deck card it drew, every card
 taken from the public discard top, the cards others showed it in a claim, and everything
 once a round is over. Knowledge travels with a card when cards are swapped or shift.

@@ -1,4 +1,4 @@
-"""The powers of a discarded deck card (RULES.md 1.6), in both protocol generations:
+"""The powers of a discarded deck card, in both protocol generations:
 7/8 peek at an own card, 9/10 peek at another player's card, 11/12 blind swap. Mandatory,
 aimed at another player, and only when a drawn deck card is discarded."""
 

@@ -1,4 +1,4 @@
-"""Every sequence diagram of seed sixtysix-protocol-v1.md, scripted (table option
+"""Every exchange of the 66 game's first protocol generation, scripted (table option
 ``protocol: v1``).
 
 Gate by gate (one engine event = one "wait for all acks"): the addressees, the message

@@ -1,6 +1,6 @@
-"""Every sequence diagram of seed sixtysix-protocol-v2.md, scripted.
+"""Every exchange of the 66 game's second protocol generation, scripted.
 
-Each test reaches the diagram's situation with chosen cards and asserts, gate by gate (one
+Each test reaches the exchange's situation with chosen cards and asserts, gate by gate (one
 engine event = one "wait for all acks"), the addressees, the message names and every field.
 Client 1, 2, 3 are seats 0, 1, 2 (players c1, c2, c3); Client 2 is the active player.
 """

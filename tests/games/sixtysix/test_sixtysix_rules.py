@@ -1,5 +1,5 @@
-"""The rules of the 66 game (RULES.md section 1 and its Decisions) other than scoring and the
-powers: config, players, the deal, the turn, claims, stops, the end of a round, hostile
+"""The rules of the 66 game (and the project's choices where they are open) other than scoring
+and the powers: config, players, the deal, the turn, claims, stops, the end of a round, hostile
 input, and whole random games through the engine (JSON round trips, replay)."""
 
 from __future__ import annotations

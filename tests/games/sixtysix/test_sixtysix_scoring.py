@@ -1,4 +1,4 @@
-"""Scoring (RULES.md 1.9): every rule and edge case, as pure functions and through a table."""
+"""Scoring: every rule and edge case, as pure functions and through a table."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Helpers for the take5 tests: states built by hand, scripted tables, the seed's grammar.
+"""Helpers for the take5 tests: states built by hand, scripted tables, the protocol's grammar.
 
-The grammar checker is written from seeds/take5-protocol.md alone (Data Definitions and
-"Less English"), not from the game's code.
+The grammar checker is written from the take5 protocol alone (its message shapes and its
+message loop), not from the game's code.
 """
 
 from __future__ import annotations
@@ -88,11 +88,11 @@ def command(local: LocalGame, player: str, cmd: Mapping[str, Any], rng: random.R
 
 def game_messages(messages: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The take5 protocol messages among a player's notifications (the table's own
-    GameStarted/GameOver envelopes are the engine's, not the seed's)."""
+    GameStarted/GameOver envelopes are the engine's, not the protocol's)."""
     return [m for m in messages if m.get("type") not in ("GameStarted", "GameOver")]
 
 
-# -- the seed's grammar ---------------------------------------------------------------------
+# -- the protocol's grammar ------------------------------------------------------------------
 
 
 class GrammarError(AssertionError):
@@ -133,7 +133,7 @@ def check_board(value: Any, cfg: Take5Config) -> dict[str, list[int]]:
 
 
 def check_message(msg: Any, cfg: Take5Config, players: int) -> set[int]:
-    """One message against the seed's Data Definitions, exactly (no other keys).
+    """One message against the protocol's message shapes, exactly (no other keys).
 
     Returns the faces of every card in it (a message that passes has no other data)."""
     _need(isinstance(msg, dict) and set(msg) == {"type", "data"}, f"MESSAGE keys: {msg!r}")

@@ -14,7 +14,7 @@ GAMES = 40
 
 
 def test_heuristic_beats_random_over_many_games() -> None:
-    """One heuristic bot against three random ones at the seed's default table, played
+    """One heuristic bot against three random ones at the default table, played
     through the table (the bot gets its player's table view and messages)."""
     seats = ["h", "r1", "r2", "r3"]
     kinds = {seat: "heuristic" if seat == "h" else "random" for seat in seats}

@@ -1,7 +1,7 @@
 """The leak property: over thousands of random games nobody sees another player's hand, an
 undealt card or a play before ``played``, in a notification, a view or the legal actions.
 
-Notifications are checked against the seed's grammar exactly (so a card is the only place a
+Notifications are checked against the protocol's grammar exactly (so a card is the only place a
 secret could hide) and every card in them against the recipient's hidden set. Views are
 checked the same way and, more strongly, counterfactually: re-dealing everything a player
 cannot see (the others' hands and unrevealed plays, the undealt cards) must not change that

@@ -1,5 +1,5 @@
-"""The seed's messages: a scripted game message by message, and random games against the
-seed's grammar (Data Definitions and "Less English")."""
+"""The protocol's messages: a scripted game message by message, and random games against the
+protocol's grammar (message shapes and message loop)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_a_scripted_game_sends_exactly_the_seeds_messages() -> None:
     assert outcome is not None
     assert outcome.scores == {"ann": 3, "bob": 5}
     assert outcome.ranking == [["ann"], ["bob"]]
-    # each notification batch is one event: the seed's "send to each player" steps
+    # each notification batch is one event: the protocol's "send to each player" steps
     kinds = [s.event["type"] for s in local.steps if s.notifications]
     assert kinds == [
         "table.started",

@@ -1,8 +1,8 @@
 """Mental poker: masking, keys and signatures for dealing cards no server can see.
 
-The scheme is RULES.md 4.3 (ElGamal-style masking with per-position keys, after
-Barnett-Smart "Mental Poker Revisited", as implemented by mirceanis/prove-my-turn) on the
-prime-order subgroup of Ed25519 through libsodium (PyNaCl), with the fixes RULES.md lists:
+The scheme is ElGamal-style masking with per-position keys (after Barnett-Smart "Mental Poker
+Revisited", as implemented by mirceanis/prove-my-turn) on the prime-order subgroup of
+Ed25519 through libsodium (PyNaCl), with fixes for that implementation's weaknesses:
 a CSPRNG Fisher-Yates shuffle, Ed25519-signed moves over a canonical encoding, and
 Chaum-Pedersen proofs plus a shuffle proof (cut-and-choose, or the Terelius-Wikström
 argument, 10-15x cheaper) so that the server can check every dealing step on public data

@@ -1,12 +1,12 @@
 """Card points: a fixed, publicly derivable encoding of the cards as group points.
 
-RULES.md 4.2: the Macaua deck has 54 cards, 13 ranks (Ace, 2-10, Jack, Queen, King) times
+The Macaua deck has 54 cards, 13 ranks (Ace, 2-10, Jack, Queen, King) times
 4 suits (Spades, Hearts, Diamonds, Clubs), plus a Black Joker and a Red Joker. A card is named
 by a short code: rank then suit (``"AS"``, ``"10H"``, ``"QD"``, ``"KC"``) and ``"BJ"`` /
 ``"RJ"`` for the jokers. The canonical order is suit by suit (S, H, D, C), Ace to King in each,
 then the two jokers; it is the order of the open deck before the first shuffle.
 
-Encoding (RULES.md 4.3 hashes the face name to a point; 4.4 suggests hash-to-group): the point
+Encoding (a face name hashed to a point, i.e. hash-to-group): the point
 of a card is Elligator 2 (libsodium ``crypto_core_ed25519_from_uniform``, which also clears
 the cofactor) of the first 32 bytes of SHA-512 over a domain tag and the card code. Anyone can
 recompute it; nobody knows its discrete logarithm. Decoding compares a point with the table.

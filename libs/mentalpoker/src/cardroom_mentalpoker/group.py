@@ -1,6 +1,6 @@
 """The prime-order group: Ed25519's main subgroup through libsodium (PyNaCl's build of it).
 
-Notation is additive, as in RULES.md 4.3: ``P + Q`` adds points, ``s * P`` multiplies a
+Notation is additive: ``P + Q`` adds points, ``s * P`` multiplies a
 point by a scalar, ``G`` is the standard base point and
 ``ℓ = 2^252 + 27742317777372353535851937790883648493`` is the group order.
 

@@ -1,4 +1,4 @@
-"""Per-player keys and their public commitments (RULES.md 4.3, "Keys per player").
+"""Per-player keys and their public commitments.
 
 Each player holds, for one deck (one shuffle-and-mask round; a reshuffle of the discard pile
 is a new deck with new keys, and keys are never reused across decks):
@@ -10,7 +10,8 @@ all uniformly random non-zero scalars from the CSPRNG. The commitments are the p
 ``K = k*G`` and ``C_i = c_i*G``, published when the player joins, each with a Schnorr proof
 that its author knows the secret (bound to a context such as game id + player + deck number).
 
-Revealing a card key means publishing the scalar ``c_i`` itself (RULES 4.3 step 4): anyone
+Revealing a card key means publishing the scalar ``c_i`` itself (the deal, step 4 of
+:mod:`cardroom_mentalpoker.protocol`): anyone
 checks ``c_i*G == C_i`` (:func:`key_matches`) and recomputes the unmasking. One key per
 (player, position) means publishing it opens that one position and no other.
 """

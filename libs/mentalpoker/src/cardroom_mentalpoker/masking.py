@@ -1,4 +1,4 @@
-"""Masked cards and the three operations of RULES.md 4.3 (ElGamal-style, additive notation).
+"""Masked cards and their three operations (ElGamal-style, additive notation).
 
 A card in the deck is a triple ``(epk, msg, pk)`` with the invariant
 
@@ -6,16 +6,17 @@ A card in the deck is a triple ``(epk, msg, pk)`` with the invariant
     epk = r * G            r = sum of the nonces of every re-randomisation so far
     msg = M + x * epk      M = the card's point (see :mod:`cardroom_mentalpoker.cards`)
 
-An open card is ``(O, M, O)``. The operations (RULES.md 4.3, ``src/utils.ts``):
+An open card is ``(O, M, O)``. The operations (named as in prove-my-turn's
+``src/utils.ts``):
 
-- :func:`add_key` (4.3 ``addPlayer``): ``pk += s*G``, ``msg += s*epk``.
-- :func:`remask` (4.3 ``mask``): re-randomise with a fresh nonce r:
+- :func:`add_key` (``addPlayer``): ``pk += s*G``, ``msg += s*epk``.
+- :func:`remask` (``mask``): re-randomise with a fresh nonce r:
   ``epk += r*G``, ``msg += r*pk``.
-- :func:`partial_unmask` (4.3 ``partialUnmask``): ``msg -= s*epk``, ``pk -= s*G``.
+- :func:`partial_unmask` (``partialUnmask``): ``msg -= s*epk``, ``pk -= s*G``.
 
 Keys are added and removed additively, so masking commutes: any set of keys applied in any
 order, interleaved with any re-randomisations, is removed in any order. Deviations from the
-source, each a [QUIRK] of 4.3:
+source, each fixing a quirk of it:
 
 - ``addPlayer`` in the source leaves ``msg`` alone when ``pk = O``; that breaks the invariant
   when ``epk`` is not ``O``. Here ``msg += s*epk`` always (the same when ``epk = O``).
@@ -125,12 +126,13 @@ Deck = tuple[MaskedCard, ...]
 
 
 def add_key(card: MaskedCard, key: Scalar) -> MaskedCard:
-    """Add ``key`` to the card's mask (RULES 4.3 ``addPlayer``)."""
+    """Add ``key`` to the card's mask (prove-my-turn's ``addPlayer``)."""
     return MaskedCard(card.epk, card.msg + key * card.epk, card.pk + mul_base(key))
 
 
 def remask(card: MaskedCard, nonce: Scalar | None = None) -> MaskedCard:
-    """Re-randomise the card with ``nonce`` (fresh from the CSPRNG when None); RULES 4.3 ``mask``.
+    """Re-randomise the card with ``nonce`` (fresh from the CSPRNG when None); ``mask``
+    in prove-my-turn.
 
     The card stays the same card under the same keys; its encoding changes completely.
     """
@@ -141,7 +143,7 @@ def remask(card: MaskedCard, nonce: Scalar | None = None) -> MaskedCard:
 
 
 def partial_unmask(card: MaskedCard, key: Scalar) -> MaskedCard:
-    """Remove ``key`` from the card's mask (RULES 4.3 ``partialUnmask``).
+    """Remove ``key`` from the card's mask (prove-my-turn's ``partialUnmask``).
 
     Removing the last key gives the open card ``(O, M, O)``.
     """
@@ -155,7 +157,7 @@ def partial_unmask(card: MaskedCard, key: Scalar) -> MaskedCard:
 
 
 def swap_key(card: MaskedCard, old: Scalar, new: Scalar) -> MaskedCard:
-    """``add_key(partial_unmask(card, old), new)`` in one step (RULES 4.3 step 3, "Mask")."""
+    """``add_key(partial_unmask(card, old), new)`` in one step (step 3 of the deal, "Mask")."""
     delta = new - old
     return MaskedCard(card.epk, card.msg + delta * card.epk, card.pk + mul_base(delta))
 

@@ -7,8 +7,8 @@
 - :func:`prove_dleq` / :func:`verify_dleq`: Chaum-Pedersen proof of discrete-log equality:
   ``A = x * B1`` and ``C = x * B2`` for the same ``x``. Used to show that a masking step used
   the committed key (``x = k``, ``B1 = G``, ``B2 = epk``) and that a re-randomisation is one
-  (``x = r``, ``B1 = G``, ``B2 = pk``); RULES.md 4.3 names these proofs as the fix for
-  "a mask step re-encrypted the same cards".
+  (``x = r``, ``B1 = G``, ``B2 = pk``); without them nobody could tell whether
+  a mask step re-encrypted the same cards.
 
 Both proofs are the compact form ``(challenge e, response z)``: the verifier recomputes the
 commitments ``T = z*B - e*A`` and checks that hashing them gives ``e`` back. Every proof

@@ -1,4 +1,4 @@
-"""The dealing protocol of RULES.md 4.3, step by step, with checks the server runs on public data.
+"""The dealing protocol, step by step, with checks the server runs on public data.
 
 Phases for one deck (the initial deal, or a reshuffle of the discard pile), strictly
 round-robin, every move signed (:mod:`cardroom_mentalpoker.signing`):
@@ -7,14 +7,14 @@ round-robin, every move signed (:mod:`cardroom_mentalpoker.signing`):
    (shuffle key ``K`` and card keys ``C_i``, each with a proof of knowledge). Server:
    ``PublicKeys.check``.
 2. Shuffle, each player once (:func:`shuffle_step` / :func:`check_shuffle_step`): add the
-   shuffle key ``k`` to every card (4.3 ``addPlayer``), permute with a CSPRNG Fisher-Yates
-   and re-randomise every card (4.3 ``mask``). Public checks: 4.3's (every card now has
+   shuffle key ``k`` to every card (``addPlayer``), permute with a CSPRNG Fisher-Yates
+   and re-randomise every card (``mask``). Public checks: the basic ones (every card now has
    ``pk = old pk + K``; every ``epk`` and ``msg`` changed), a Chaum-Pedersen proof per card
    that the key added is the committed ``k``, and a proof that the output is a permutation of
    the same cards: the cut-and-choose proof of :mod:`cardroom_mentalpoker.shuffle`, or (with
    ``argument=True``) the Terelius-Wikström argument of :mod:`cardroom_mentalpoker.argument`.
 3. Mask, each player once (:func:`mask_step` / :func:`check_mask_step`): the order is fixed;
-   at each position ``i`` swap ``k`` for ``c_i`` and re-randomise. Public checks: 4.3's
+   at each position ``i`` swap ``k`` for ``c_i`` and re-randomise. Public checks: the basic one
    (``new pk_i = old pk_i - K + C_i``) and two Chaum-Pedersen proofs per card (the swap used
    ``c_i - k``, the re-randomisation is one), so the card at each position is unchanged.
    Afterwards card ``i`` is locked by ``sum_p c_{p,i}``: one key per (player, position).
@@ -421,7 +421,7 @@ def verify_mask_step(
 
 @dataclass(frozen=True, slots=True)
 class DealLayout:
-    """Which positions go where (RULES.md 4.3 step 4, generalised to n players):
+    """Which positions go where (step 4 of the module docs, for n players):
     the last ``hand_size`` positions to player 0, the ``hand_size`` before them to player 1,
     ..., then the face-up card; the rest is the fresh pile, drawn from the highest down."""
 

@@ -1,13 +1,13 @@
 """The CSPRNG Fisher-Yates shuffle and the cut-and-choose proof of a re-encryption shuffle.
 
-Shuffle (RULES.md 4.3 [QUIRK] fix): :func:`random_permutation` is a textbook Fisher-Yates
+Shuffle: :func:`random_permutation` is a textbook Fisher-Yates
 driven by ``secrets.randbelow`` (the source used a biased variant on ``Math.random``).
 
 Convention: a permutation ``perm`` moves the card at input position ``i`` to output position
 ``perm[i]``: ``out[perm[i]] = in[i]``.
 
-Proof (RULES.md 4.3 lists "a verifiable shuffle (Bayer-Groth, or a simple cut-and-choose)"
-as the real fix for "no proof that a shuffle is a permutation of the input"). Without one,
+Proof (a verifiable shuffle, Bayer-Groth or a simple cut-and-choose, is the real fix for a
+shuffle that nobody can prove to be a permutation of its input). Without one,
 a shuffler can replace the whole deck by fresh encryptions, under the public joint key, of
 an order he chose: every card still decodes and no card is duplicated, so nobody would ever
 notice, and he would know every hand. This module implements the simple one, a
@@ -27,9 +27,9 @@ A cheating shuffler passes with probability ``2^-rounds`` per attempt, so ``roun
 soundness (default 64; grinding must happen within one turn, since the digest binds the
 previous player's output). The cost is about ``rounds * n`` re-randomisations to prove and the
 same to verify: for 54 cards and 64 rounds roughly 1 s each on one core, and a proof of about
-250 KiB of JSON. ``rounds = 0`` proves nothing and leaves only RULES 4.3's own checks (same
+250 KiB of JSON. ``rounds = 0`` proves nothing and leaves only the basic checks (same
 key on every card, every card changed), which do not detect a substituted deck; the verifier's
-``min_rounds`` decides what it accepts. The Decisions in RULES.md require only the CSPRNG
+``min_rounds`` decides what it accepts. The project requires only the CSPRNG
 shuffle and signed moves, so a game may choose ``rounds = 0`` knowingly.
 """
 

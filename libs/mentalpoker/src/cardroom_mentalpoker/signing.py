@@ -1,4 +1,4 @@
-"""Signed moves: Ed25519 (``nacl.signing``) over a canonical encoding (RULES.md Decisions).
+"""Signed moves: Ed25519 (``nacl.signing``) over a canonical encoding.
 
 Canonical encoding (:func:`canonical_json`): JSON with sorted keys, no spaces, UTF-8 (no
 ASCII escaping), no NaN/infinity, no floats at all (their text differs between languages),

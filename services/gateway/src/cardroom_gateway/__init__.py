@@ -1,4 +1,4 @@
-"""Gateway: the take5 seed's TCP protocol (one JSON value per line) onto cardroom's subjects."""
+"""Gateway: the take5 TCP protocol (one JSON value per line) onto cardroom's subjects."""
 
 from .lines import LineErrorCode, parse, translate
 from .service import Gateway

@@ -1,8 +1,8 @@
-"""A bot that plays take5 over the gateway's TCP protocol (the seed's lines).
+"""A bot that plays take5 over the gateway's TCP protocol (the take5 lines).
 
 Its strategy is take5's :class:`~cardroom_games.take5.HeuristicBot` (the issue's bot: the
 lowest card that takes no row, otherwise the least costly card; when it must choose, the row
-with the fewest bull heads), fed from what the seed's lines tell a client: its hand (``deal``
+with the fewest bull heads), fed from what the take5 lines tell a client: its hand (``deal``
 minus what ``played`` shows it played), the board of each request and ``confg.stack_size``.
 
     uv run --frozen python -m cardroom_gateway.bot --port 45678 --bots 4

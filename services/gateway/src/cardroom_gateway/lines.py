@@ -1,13 +1,13 @@
-"""The seed's lines (seeds/take5-protocol.md) and their translation, all pure.
+"""The take5 protocol's lines and their translation, all pure.
 
 Framing: one JSON value per line (UTF-8, ``\\n``-terminated) each way.
 
 - :func:`parse` reads one client line into an :class:`Incoming` or raises :class:`LineError`
   with a stable code.
 - :func:`translate` turns one cardroom notification message (a take5 message, or a table
-  message such as ``GameStarted``) into the seed lines it stands for (often one, sometimes
-  none: ``PlayerAway``, ``PlayerBack`` and ``GameOver`` have no seed line).
-- :func:`error_line` is the gateway's only addition to the seed's grammar::
+  message such as ``GameStarted``) into the take5 lines it stands for (often one, sometimes
+  none: ``PlayerAway``, ``PlayerBack`` and ``GameOver`` have no take5 line).
+- :func:`error_line` is the gateway's only addition to the take5 grammar::
 
       {"type": "error", "data": {"code": CODE, "message": string}}
 
@@ -30,7 +30,7 @@ REGISTER_RESPONSE = "register_response"
 ERROR = "error"
 
 SEED_CONFIG_KEYS = ("turn_count", "stack_size", "win_score", "deck_size", "bull_range")
-"""The five numbers of the seed's ``confg`` (spelled as in the seed)."""
+"""The five numbers of the protocol's ``confg`` (spelled as in the protocol)."""
 
 REQUESTS = {p.PLAY_REQUEST: p.PLAY_RESPONSE, p.CHOOSE_REQUEST: p.CHOOSE_RESPONSE}
 """Each request the server sends, and the response it asks for."""
@@ -215,7 +215,7 @@ def _is_card(data: Any) -> bool:
 
 
 def register_response(player: str, seats: list[str], config: Mapping[str, Any]) -> dict[str, Any]:
-    """The seed's REGISTER_RESPONSE_MSG for ``player`` of a table that has just started."""
+    """The protocol's REGISTER_RESPONSE_MSG for ``player`` of a table that has just started."""
     confg = {key: config[key] for key in SEED_CONFIG_KEYS}
     confg["bull_range"] = list(confg["bull_range"])
     return {
@@ -225,11 +225,11 @@ def register_response(player: str, seats: list[str], config: Mapping[str, Any]) 
 
 
 def translate(message: Mapping[str, Any], player: str) -> list[dict[str, Any]]:
-    """The seed lines one cardroom notification message stands for, for ``player``.
+    """The take5 lines one cardroom notification message stands for, for ``player``.
 
-    - ``GameStarted`` (the table is full and started) -> ``register_response``: the seed's
-      ID is the seat index, as in every take5 message;
-    - take5's own messages are the seed's already: they are passed on as ``{type, data}``;
+    - ``GameStarted`` (the table is full and started) -> ``register_response``: the
+      protocol's ID is the seat index, as in every take5 message;
+    - take5's own messages are protocol lines already: they are passed on as ``{type, data}``;
     - ``GameOver`` (take5's ``game_over`` came just before it), ``PlayerAway``,
       ``PlayerBack`` and anything unknown -> nothing.
     """

@@ -1,12 +1,12 @@
-"""The gateway service: the take5 seed's protocol over TCP, as a client of cardroom's subjects.
+"""The gateway service: the take5 line protocol over TCP, as a client of cardroom's subjects.
 
 Every TCP connection that sends ``register_request`` waits in the lobby; each group of
-``players`` (the seed's ``server.arg_players``) becomes one table: one SDK
+``players`` (the protocol's ``server.arg_players``) becomes one table: one SDK
 :class:`~cardroom_client.Client` per connection, the first creates a take5 table with the
 gateway's options and timeouts, the others join it, and the full table starts by itself.
 From then on the gateway only translates:
 
-- each notification of a seat becomes its seed line(s) (:func:`~.lines.translate`); the line
+- each notification of a seat becomes its take5 line(s) (:func:`~.lines.translate`); the line
   is written and flushed **before** the handler returns, so the SDK acknowledges only what
   the TCP client has been sent;
 - each ``play_response`` / ``choose_response`` becomes the same command on the player's
@@ -123,7 +123,7 @@ class Seat:
 
     # -- cardroom -> TCP ----------------------------------------------------------------------
     async def on_notification(self, note: Notification) -> None:
-        """Write the note's seed lines; returning means "written", and the SDK then acks."""
+        """Write the note's take5 lines; returning means "written", and the SDK then acks."""
         self.game = note.game
         lines = translate(note.message, self.player)
         if lines and self.conn.closed.is_set():

@@ -3,7 +3,7 @@
 ``CARDROOM_GATEWAY_HOST`` / ``CARDROOM_GATEWAY_PORT``
     Where the TCP listener binds (default ``127.0.0.1:45678``, the lineage's port).
 ``CARDROOM_GATEWAY_PLAYERS``
-    ``server.arg_players`` of the seed: how many registered connections form one table
+    ``server.arg_players`` of the take5 protocol: how many registered connections form one table
     (default 4).
 ``CARDROOM_GATEWAY_TURN_TIMEOUT``
     Seconds a player may stay silent when asked for a card or a row before the house bot
@@ -22,7 +22,7 @@
     ``register_request`` before it is told ``register_timeout`` and closed (default 60).
 ``CARDROOM_GATEWAY_CONFIG``
     A JSON object of take5 options for every table (``turn_count``, ``stack_size``,
-    ``win_score``, ``deck_size``, ``bull_range``, ``bulls``); default: the seed's defaults.
+    ``win_score``, ``deck_size``, ``bull_range``, ``bulls``); default: the take5 defaults.
 """
 
 from __future__ import annotations

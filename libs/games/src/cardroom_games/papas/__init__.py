@@ -1,9 +1,9 @@
-"""Dónde las papas queman ("papas"): the BGA-style state machine of seeds/papas-state-machine.md
-with the rules of RULES.md section 3 and its Decisions.
+"""Dónde las papas queman ("papas"): a BGA-style state machine (the states and transitions
+listed below) with the rules of the card game and the project's choices where they are open.
 
-The seed is a state machine, not a message protocol, so the messages are named after its
-states and transitions. Every event type is also the ``type`` of the notification it causes;
-each notification carries ``state`` (the seed state after the event) and ``active``.
+The game is specified as a state machine, not a message protocol, so the messages are named
+after its states and transitions. Every event type is also the ``type`` of the notification it
+causes; each notification carries ``state`` (the state after the event) and ``active``.
 
 Commands (player -> game; ``actions()`` lists them complete, one per distinct card face)::
 
@@ -18,7 +18,7 @@ Commands (player -> game; ``actions()`` lists them complete, one per distinct ca
     SelectCardName {name}      CardNameSelection: one of the 18 names (Pope Potato)
     DiscardCard {card}         DiscardPhase: one card at a time while the hand exceeds 7
 
-Events = notifications, with the seed transition each one is::
+Events = notifications, with the state-machine transition each one is::
 
     GameStart         [*] -> PlayerTurn "Game Start": the deal (event: the deck permutation)
     PlayCard          PlayerTurn -> TargetSelection "Play Action Card (requires target)",
@@ -45,8 +45,8 @@ Events = notifications, with the seed transition each one is::
     EndScore          NextPlayer/CheckWin -> EndScore "Win Condition Met"; then GameEnd
                       (the engine appends table.finished, the GameOver message)
 
-ActionResolution, NextPlayer and EndScore are the seed's GAME states: the engine runs them
-as ``follow_up`` once everyone has acknowledged the previous event. The win check happens
+ActionResolution, NextPlayer and EndScore are automatic states (BGA "game" states): the engine
+runs them as ``follow_up`` once everyone has acknowledged the previous event. The win check happens
 whenever golden potatoes change (threesome scored, action resolved): reaching the threshold
 goes to EndScore at once. Draws that empty the deck shuffle the discard pile into a new
 deck; the permutation is in the event (``reshuffled``), players only learn that it happened.
@@ -55,7 +55,8 @@ Reaction windows: every PlayCard without target, PlayThreesome and SelectTargets
 window ``n``; every other player gets the same message and may SkipReaction or
 PlayInterrupt. The first valid interrupt wins (later ones: ``already_interrupted``); the
 window closes when all have passed or at ``deadline(state) = Deadline(reaction_seconds,
-"reaction:n")`` through ``on_timeout``. No counter-interrupts (RULES.md Decisions).
+"reaction:n")`` through ``on_timeout``. No counter-interrupts: an interrupt cannot itself be
+interrupted.
 
 Refusal codes: the engine's ``bad_request``, ``unknown_command``, ``not_your_turn``,
 ``illegal_move`` and this game's ``card_not_in_hand``, ``not_playable``,

@@ -1,4 +1,4 @@
-"""The 103 cards of Dónde las papas queman (RULES.md 3.3) and the threesome rules (3.6).
+"""The 103 cards of Dónde las papas queman and the threesome rules.
 
 Every physical card has a fixed id 0..102, assigned in the order of the table below, so a
 card id tells its face: ids are therefore only ever sent to players who may see that face.

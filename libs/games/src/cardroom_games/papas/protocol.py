@@ -1,6 +1,6 @@
 """What players see: the per-player notification of each event, and views.
 
-Every notification has the event's ``type`` (named after the seed's states and transitions,
+Every notification has the event's ``type`` (named after the state machine's states and transitions,
 see the package docs), the event's public fields, the board as everyone sees it after the
 event (``state``, ``active``, ``order``, ``potatoes``, ``hand_counts``, ``deck_count``,
 ``discard_count``) and, for the addressee, ``hand``: their own cards after the event.

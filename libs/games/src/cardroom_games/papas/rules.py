@@ -122,7 +122,7 @@ def _card(command: Command, key: str = "card") -> int:
 
 
 class PapasRules(GameRules[State]):
-    """Dónde las papas queman (RULES.md section 3 and its Decisions)."""
+    """Dónde las papas queman: the rules of the package docs."""
 
     name = "papas"
     min_players = 2

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .cards import CARD_NAME
 
-# The seed's states (papas-state-machine.md), plus Setup (before the deal) and GameEnd.
+# The state machine's states (see the package docs), plus Setup (before the deal) and GameEnd.
 SETUP: Final = "Setup"
 PLAYER_TURN: Final = "PlayerTurn"
 TARGET_SELECTION: Final = "TargetSelection"
@@ -40,7 +40,7 @@ class PapasConfig(BaseModel):
     """How long a reaction window stays open unless every other player skips first."""
     wildcard_values: tuple[WildcardValue, WildcardValue, WildcardValue] = (0, 0, 0)
     """The value (0-3) of each of the three wildcards; a wildcard of value 3 may join a
-    three-of-value-3 threesome. RULES.md decides 0 for all three."""
+    three-of-value-3 threesome. The default is 0 for all three."""
     win_threshold: int | None = Field(default=None, ge=1, le=100, strict=True)
     """Golden potatoes needed to win; ``None``: by player count (2-3: 8, 4-5: 6, 6: 5)."""
 

@@ -1,7 +1,8 @@
-"""The 66 game (a Cabo-family memory game), both protocol generations of its seeds.
+"""The 66 game (a Cabo-family memory game), in both of its protocol generations.
 
 ``GAME`` is the game object the registry hosts as ``sixtysix``; the table option
-``protocol`` ("v2", the default, or "v1") selects the rules and messages of each seed.
+``protocol`` ("v2", the default, or "v1") selects the rules and messages of
+each generation.
 """
 
 from .bots import HeuristicBot, Memory

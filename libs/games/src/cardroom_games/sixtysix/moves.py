@@ -1,12 +1,12 @@
 """The commands of both protocol generations and the legal ones in a state.
 
-v2 (seed sixtysix-protocol-v2.md, the Kotlin implementation): TakeCardFromDeck,
+v2 (the protocol of the Kotlin implementation): TakeCardFromDeck,
 TakeDiscardedCard, StopRound, PickOwnCard(cardIndex), Discard, ShowCards(cardIndexes),
-PickAnothersCard(playerIndex, cardIndex), StartNextRound. The seed's sequence diagrams
+PickAnothersCard(playerIndex, cardIndex), StartNextRound. Its sequence diagrams
 name the power moves PeekOwnCard(cardIndex) / PeekAnothersCard(playerIndex, cardIndex):
 both spellings are accepted for a power; ``actions`` lists the state diagram's names.
 
-v1 (seed sixtysix-protocol-v1.md): TakeCardFromDeck, ReplaceCardByDiscarded(cardIndex),
+v1 (the earlier protocol): TakeCardFromDeck, ReplaceCardByDiscarded(cardIndex),
 StopRound, ShowCards(cardIndexes), ReplaceCardsFromDeck, ReplaceCardsByDiscarded,
 ReplaceCardFromDeck(cardIndex), Discard, PeekOwnCard(cardIndex),
 PeekAnothersCard(anotherPlayerIndex, cardIndex),

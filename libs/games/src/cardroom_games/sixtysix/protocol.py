@@ -1,9 +1,10 @@
-"""What each event tells each player, in the message names and fields of each seed.
+"""What each event tells each player, in the message names and fields of each
+protocol generation.
 
 ``notify(before, event, after)`` returns ``{player id: message}``; its keys are exactly the
-addressees who must acknowledge the event. Where a seed draws "the others first, then the
+addressees who must acknowledge the event. Where a protocol sends "the others first, then the
 active player", the two halves are two events (the second made by ``follow_up``), so each
-is its own gate. Every field a seed names is present (``null`` where there is no value).
+is its own gate. Every field a protocol names is present (``null`` where there is no value).
 
 Indexes in messages are seat indexes (``playerIndex`` = the seat) and hand positions.
 """

@@ -257,7 +257,7 @@ def remaining_deck(hands: Sequence[Sequence[int]], discard: int | None) -> list[
     return deck
 
 
-# -- scoring (RULES.md 1.9) -------------------------------------------------------------------
+# -- scoring ---------------------------------------------------------------------------------
 
 
 def round_scores(hands: Sequence[Sequence[int]], stopper: int | None) -> list[int]:

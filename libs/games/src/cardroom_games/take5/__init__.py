@@ -1,4 +1,5 @@
-"""6 nimmt! (take5): pure rules speaking the seed protocol (seeds/take5-protocol.md).
+"""6 nimmt! (take5): pure rules speaking the take5 JSON protocol
+(that of nixpulvis/take5; the message shapes are in ``protocol``).
 
 ``GAME`` is the game object to register; see ``rules`` for the flow of events and messages
 and ``protocol`` for the message shapes and the seat-index player ids.

@@ -1,6 +1,6 @@
-"""The take5 configuration: the seed's five numbers, plus the turn timeout.
+"""The take5 configuration: the protocol's five numbers, plus the turn timeout.
 
-The defaults are the seed's (``Configuration`` in nixpulvis/take5): 10 turns per round,
+The defaults are those of ``Configuration`` in nixpulvis/take5: 10 turns per round,
 rows of at most 5 cards, the game ends at 66 bull heads, 104 cards, bull values in [1, 7].
 ``bulls`` optionally replaces the standard bull heads with one value per face (a "custom
 dealer"); either way every value must lie inside ``bull_range``.
@@ -16,7 +16,7 @@ from cardroom_wire import ErrorCode
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ROWS = ("A", "B", "C", "D")
-"""The seed's STACK_IDs, in board order."""
+"""The protocol's STACK_IDs, in board order."""
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 10

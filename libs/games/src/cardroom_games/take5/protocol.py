@@ -1,6 +1,6 @@
-"""The seed's JSON shapes (seeds/take5-protocol.md), built from faces.
+"""The take5 protocol's JSON shapes, built from faces.
 
-Player ids: the seed's ID is a number assigned by the server. cardroom's players are string
+Player ids: the protocol's ID is a number assigned by the server. cardroom's players are string
 ids seated in order, and inside every take5 message a player is named by their **seat index**
 (0 for the first seat, 1 for the next, ...). ``ids(seats)`` gives the mapping; a gateway
 that assigns its own numbers answers ``register_response.data.id`` with the same index.
@@ -77,10 +77,10 @@ def game_over_msg(scores: Sequence[int]) -> dict[str, Any]:
 
 
 def play_response(face: int, bulls: Sequence[int]) -> dict[str, Any]:
-    """The command (and the seed's PLAY_RESPONSE_MSG) that plays one card."""
+    """The command (and the protocol's PLAY_RESPONSE_MSG) that plays one card."""
     return {"type": PLAY_RESPONSE, "data": card(face, bulls)}
 
 
 def choose_response(row: int) -> dict[str, Any]:
-    """The command (and the seed's CHOOSE_RESPONSE_MSG) that takes row ``ROWS[row]``."""
+    """The command (and the protocol's CHOOSE_RESPONSE_MSG) that takes row ``ROWS[row]``."""
     return {"type": CHOOSE_RESPONSE, "data": ROWS[row]}

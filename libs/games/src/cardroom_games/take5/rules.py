@@ -1,6 +1,6 @@
-"""6 nimmt! (take5): the pure rules, per RULES.md section 2 and its Decisions.
+"""6 nimmt! (take5): the pure rules.
 
-Flow (one event per seed message; every "send to each player" of the seed is one gate):
+Flow (one event per protocol message; every "send to each player" of the protocol is one gate):
 
     start       -> dealt                 deal to every player (their own hand only)
     follow_up   -> turn_started          play_request (the board) to every player
@@ -13,7 +13,7 @@ Flow (one event per seed message; every "send to each player" of the seed is one
     decide      -> row_taken             the choose_response of the chooser: taken to all
 
 Players are named in the events by their cardroom id and in the messages by their seat
-index (see ``protocol``). Commands are the seed's response messages themselves:
+index (see ``protocol``). Commands are the protocol's response messages themselves:
 ``{"type": "play_response", "data": CARD}`` and ``{"type": "choose_response", "data": "A"}``.
 """
 
@@ -123,7 +123,7 @@ def _set(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
 
 
 def game_is_over(scores: Sequence[int], win_score: int) -> bool:
-    """The seed's loop: play on while everyone is below win_score or the lowest is tied."""
+    """The game loop: play on while everyone is below win_score or the lowest is tied."""
     if max(scores) < win_score:
         return False
     low = sorted(scores)
