@@ -2,8 +2,8 @@
 hold the table open or take the win away. Three bots in the services' bot players, each
 holding its own keys; one of them acknowledges everything but never sends its audit. The
 timers service fires the audit deadline, and the game ends with the winner keeping its win
-and the withholder last. The bots' choices (proofs: CPU work) run in worker threads, off
-the services' event loop."""
+and the withholder last. The bots' choices (proofs: CPU work) and the opening of the decks
+when the deadline fires run in worker threads, off the services' event loop."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import cardroom_games.macaua.rules as macaua_rules
+import pytest
 from cardroom_bots.players import BotPlayer
 from cardroom_client import Client
 from cardroom_engine import Table, registry
@@ -56,7 +58,17 @@ class Withholder(BotPlayer):
         await super()._act(note)
 
 
-async def test_a_withheld_audit_ends_the_game_and_the_winner_keeps_it(stack: Stack) -> None:
+async def test_a_withheld_audit_ends_the_game_and_the_winner_keeps_it(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened_in: list[int] = []
+    audit_decks = macaua_rules.audit_decks
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        opened_in.append(threading.get_ident())
+        return audit_decks(*args, **kwargs)
+
+    monkeypatch.setattr(macaua_rules, "audit_decks", recording)
     seats = ["e0", "e1", "e2"]
     clients = [await Client.connect(stack.nats_url, p, subject_root=stack.root) for p in seats]
     withholder = Withholder(clients[2])
@@ -84,6 +96,8 @@ async def test_a_withheld_audit_ends_the_game_and_the_winner_keeps_it(stack: Sta
     for program in programs:
         assert program.threads, "the bot never chose"
         assert loop not in program.threads, "a heavy choice ran on the event loop"
+    assert opened_in, "the decks were never opened"
+    assert loop not in opened_in, "the audit deadline opened the decks on the event loop"
 
     assert outcome["details"]["result"] == "forfeited"
     assert outcome["details"]["winner"] == WINNER

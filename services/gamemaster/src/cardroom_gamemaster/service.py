@@ -23,8 +23,9 @@ Time and presence (see ``cardroom_engine.table``):
   follow-ups): the timers service asks for it when a crash skipped an evaluation.
 
 A game whose rules say ``heavy = True`` (Macaua: ``decide`` checks proofs, about 0.1 s for a
-shuffle) has its commands decided in a worker thread (``asyncio.to_thread``), still under
-the game's lock, so the event loop serves every other game meanwhile.
+shuffle) has its commands decided, and its deadlines fired, in a worker thread
+(``asyncio.to_thread``), still under the game's lock, so the event loop serves every other
+game meanwhile.
 """
 
 from __future__ import annotations
@@ -682,7 +683,13 @@ class Gamemaster(Service):
         if not await self.gate_open(loaded):
             return "deferred"  # nobody has seen the last update yet: the game waits
         items: list[Item] = []
-        for player, events in table.fire(state, key, self.rng):
+        # a heavy game's timeout may be CPU work too (Macaua's audit deadline opens every
+        # position the published keys open): off the loop, under the game's lock like decide
+        if getattr(table.game, "heavy", False):
+            fired = await asyncio.to_thread(table.fire, state, key, self.rng)
+        else:
+            fired = table.fire(state, key, self.rng)
+        for player, events in fired:
             meta: dict[str, Any] = {"timeout": key}
             if player is not None:
                 meta |= {"actor": player, "house": True}
