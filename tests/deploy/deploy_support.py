@@ -144,6 +144,7 @@ class SecureNats:
         settings.update(options)
         await player.nc.connect(url or self.url, **settings)
         self.clients.append(player.nc)
+        _retrieve_task_errors(player.nc)
         return player
 
     async def player(self, name: str, **options: Any) -> Player:
@@ -154,6 +155,22 @@ class SecureNats:
 
     async def service(self) -> Player:
         return await self.connect(self.local(self.secret("nats_url")))
+
+
+def _retrieve_task_errors(nc: Client) -> None:
+    """Take the exceptions of nats-py's own tasks when they end. A connection the server
+    throws out (the flood guard's kick) leaves its flusher task failed with nobody to read
+    the error; asyncio then logs it when the task is collected, formatting a traceback in
+    whichever thread the collection runs, and on CPython 3.11 building ASTs (which traceback
+    formatting does) in two threads at once breaks every later compile of the process."""
+    for task in (nc._flusher_task, nc._reading_task, nc._ping_interval_task):
+        if task is not None:
+            task.add_done_callback(_retrieved)
+
+
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 @dataclass
