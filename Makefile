@@ -66,7 +66,7 @@ bench: install ## Benchmarks, each figure beside its floor or peer from the same
 		$(UV_RUN) python bench/$$b.py || exit 1; \
 	done
 
-bench-history: ## The benchmarks' figures over time, from bench/results/ (BENCH_LAST runs each)
+bench-history: ## The benchmarks' figures over time, from bench/history.jsonl (kept) and bench/results/ (BENCH_LAST runs each)
 	@python3 bench/history.py --last $(or $(BENCH_LAST),10)
 
 # The chaos test at a bigger size than CI's (100 games, 2 kills of each service); override

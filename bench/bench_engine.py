@@ -42,6 +42,7 @@ def main() -> None:
     players = env_int("BENCH_ENGINE_PLAYERS", 2)
     report = Report("engine")
     names = env_list("BENCH_ENGINE_GAMES", load_real_games())
+    report.sizes = {"seconds": budget, "wall": wall, "players": players, "games": names}
     results: dict[str, Any] = {}
     skipped: dict[str, str] = {}
     report.line(f"engine: decide + evolve, random legal moves, ~{budget:g} s timed per game")

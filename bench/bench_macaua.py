@@ -269,6 +269,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     report = Report("macaua")
+    report.sizes = {"players": args.players}
+    if args.cut_and_choose:
+        report.sizes["rounds"] = args.rounds
+    report.settings = {"cut_and_choose": args.cut_and_choose, "library": args.library}
     old = old_floor()
     report.line(f"old floor: one scalar multiplication through nacl.bindings = {old * 1e6:.1f} µs")
     if args.cut_and_choose:

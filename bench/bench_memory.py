@@ -113,6 +113,14 @@ def main() -> None:
     players = env_int("BENCH_MEMORY_PLAYERS", 2)
     report = Report("memory")
     names = env_list("BENCH_MEMORY_TYPES", load_real_games())
+    report.sizes = {
+        "games": k_default,
+        "macaua_games": k_macaua,
+        "logs": n_logs,
+        "players": players,
+        "gen_wall": gen_wall,
+        "types": names,
+    }
     report.line(
         f"memory: {k_default} mid-game tables per game type (macaua {k_macaua})"
         " in a gamemaster-like cache"

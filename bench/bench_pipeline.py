@@ -142,6 +142,8 @@ async def main() -> None:
     args = parser.parse_args()
 
     report = Report("pipeline")
+    report.sizes = {"latency_games": args.latency_games, "floor": args.floor}
+    report.settings = {"floor_pause_s": args.floor_pause}
     load_games("support.highcard:GAME")
     root = unique_name("bench")
     async with servers() as services, fresh_database(services, "bench_pipeline") as (_, url):

@@ -183,6 +183,13 @@ async def main() -> None:
     rounds = max(1, env_int("BENCH_REPLAY_ROUNDS", 5))
     profile = os.environ.get("BENCH_REPLAY_PROFILE", "") not in ("", "0")
     report = Report("replay")
+    report.sizes = {
+        "games_per_type": per_type,
+        "macaua_games": macaua,
+        "players": players,
+        "rounds": rounds,
+    }
+    report.settings = {"profile": profile}
     report.line(f"replay: making the log ({per_type} games per type, macaua {macaua}) ...")
     games = await asyncio.to_thread(make_log, report, per_type, macaua, players)
     measured: list[tuple[float, int, ProjectorReport]] = []  # per round: scan s, rows, rebuild
@@ -248,6 +255,8 @@ async def main() -> None:
     )
     for t, d in parts["project_per_type"].items():
         report.line(f"    project_events {t:9s} {d['events_per_second']:9.0f} events/s")
+    report.sizes.update({"games": len(games), "events": events})
+    report.settings["workers"] = first.workers
     report.data.update(
         {
             "games": len(games),

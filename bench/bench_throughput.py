@@ -379,6 +379,13 @@ async def main() -> None:
     batch = env_int("BENCH_LIMIT_BATCH", 1000)
     rounds = max(1, env_int("BENCH_ROUNDS", 3))
     report = Report("throughput")
+    report.sizes = {"games": games, "rounds": rounds}
+    report.settings = {
+        "game": game_type,
+        "config": config,
+        "peer_threads": threads,
+        "limit_batch": batch,
+    }
     from cardroom_runtime.games import load_games
 
     load_games("support.highcard:GAME")
@@ -430,6 +437,7 @@ async def main() -> None:
         f"  ours/peer, median of {len(ratios)} round(s): {over_peer:.2f}x "
         f"({', '.join(f'{x:.2f}' for x in ratios)}; target >= {TARGET_OVER_PEER:.0f}x: {v})"
     )
+    report.sizes["events"] = o.events
     report.data.update(
         {
             "game_type": game_type,

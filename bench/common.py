@@ -23,11 +23,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
+# one compact line per run, committed (bench/history.py); BENCH_HISTORY: another file, or
+# "-" for none (a trial run that should leave no trace)
+HISTORY = ROOT / "bench" / "history.jsonl"
 if str(ROOT / "tests") not in sys.path:
     sys.path.insert(0, str(ROOT / "tests"))  # support.highcard, support.stack
 
 from cardroom_runtime.discovery import Services, discover  # noqa: E402
 from cardroom_runtime.postgres import create_database, drop_database  # noqa: E402
+from history import dumps, summary  # noqa: E402  (bench/, beside this file)
 
 
 def env_int(name: str, default: int) -> int:
@@ -75,12 +79,17 @@ def verdict(ratio: float, target: float, *, at_most: bool = False) -> str:
 
 @dataclass
 class Report:
-    """The figures of one run of one benchmark; ``write`` puts them in bench/results/."""
+    """The figures of one run of one benchmark; ``write`` puts them in bench/results/ and
+    appends their summary to bench/history.jsonl. ``sizes``: the sizes and counts the run
+    was asked for (games, seconds, rounds, players: its BENCH_* knobs); ``settings``:
+    anything else that moves its figures (game type, config, threads, options)."""
 
     name: str
     started: float = field(default_factory=time.time)
     load_before: tuple[float, float, float] = field(default_factory=os.getloadavg)
     data: dict[str, Any] = field(default_factory=dict)
+    sizes: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def line(self, text: str) -> None:
         print(text, flush=True)
@@ -98,13 +107,28 @@ class Report:
                 "loadavg_after": os.getloadavg(),
                 "python": sys.version.split()[0],
             },
+            "sizes": self.sizes,
+            "settings": self.settings,
             **self.data,
         }
         RESULTS.mkdir(parents=True, exist_ok=True)
         path = RESULTS / f"{self.name}-{when}-{secrets.token_hex(2)}.json"
         path.write_text(json.dumps(result, indent=2, default=str))
         print(f"wrote {path.relative_to(ROOT)}", flush=True)
+        append_history(result)
         return path
+
+
+def append_history(result: dict[str, Any]) -> None:
+    """One compact line (``history.summary``) for this run at the end of the kept file."""
+    target = os.environ.get("BENCH_HISTORY", "").strip()
+    if target == "-":
+        return
+    kept = Path(target) if target else HISTORY
+    text = dumps(summary(json.loads(json.dumps(result, default=str))))
+    with kept.open("a", encoding="utf-8") as f:
+        f.write(text + "\n")
+    print(f"appended its summary to {kept}", flush=True)
 
 
 def unique_name(prefix: str) -> str:

@@ -1,9 +1,11 @@
-"""bench/history.py: the benchmarks' figures over time, read from their JSON results."""
+"""bench/history.py: the benchmarks' figures over time, from the kept lines
+(bench/history.jsonl) and the full JSON results."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -13,14 +15,18 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
-@pytest.fixture(scope="module")
-def history() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_history", BENCH / "history.py")
+def _load(name: str, file: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, BENCH / file)
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def history() -> ModuleType:
+    return _load("bench_history", "history.py")
 
 
 def _write(folder: Path, name: str, data: dict[str, Any]) -> None:
@@ -39,6 +45,296 @@ def _pipeline(when: str, commit: str, p50: float, *, dirty: bool = False) -> dic
     }
 
 
+# Full results as common.Report.write makes them, one per benchmark, at their default sizes
+# (the shapes of each bench's ``report.data``; the figures are made up, only their shape
+# and count matter here).
+MACHINE = {"cpus": 2, "loadavg_before": [1.5, 1.2, 1.0], "loadavg_after": [2.0, 1.4, 1.1]}
+GIT = {"commit": "f876c92" + "0" * 33, "dirty": True}
+ROUND = {
+    "ours_events_per_second_held_against_target": 1712.3456789,
+    "ours_events_per_second_sustained": 1733.123456,
+    "ours_events_per_second_wall": 1601.987654,
+    "ours_cpu_seconds_by_process": {"gamemaster": 3.2, "relay": 2.1, "bench": 4.4},
+    "followers_catch_up_seconds": 0.123456,
+    "peer_events_per_second": 651.23456,
+    "peer_cpu_seconds": 5.4321,
+    "ours_over_peer": 2.629384756,
+}
+GAME = {
+    "players": 2,
+    "moves": "random legal",
+    "games": 120,
+    "commands": 12345,
+    "events": 23456,
+    "seconds": 3.0001234,
+    "commands_per_second": 4114.987,
+    "events_per_second": 7818.654321,
+    "floor_state_copies_per_second": 91234.56789,
+    "events_over_floor": 0.0856987,
+}
+MEMORY = {
+    "games": 1000,
+    "distinct_logs": 20,
+    "players": 2,
+    "events_per_game": 61.45,
+    "tracemalloc_bytes_per_game": 12345.678,
+    "rss_bytes_per_game": 23456.789,
+    "log_json_bytes_per_game": 9876.54321,
+    "lobby_table_bytes": 2345.6789,
+    "state_over_log": 1.2499,
+}
+
+
+def _deal(players: int, deal: str, ratio: float) -> dict[str, Any]:
+    phase = {"clients": 0.41234567, "server": 0.2345678}
+    return {
+        "players": players,
+        "deal": deal,
+        "phases": {p: phase for p in ("keys", "shuffle", "mask", "deal")},
+        "total": 1.5123456789,
+        "scalarmult_s": 0.000112345678,
+        "scalarmult_samples": [0.0000745678, 0.000222345],
+        "floor": 0.12345678,
+        "ratio": ratio,
+        "old_floor": 0.1012345,
+        "old_ratio": ratio * 1.1,
+        "verdict": "PASS" if ratio <= 20 else "MISS",
+        "bare": 0.3456789,
+    }
+
+
+def _result(name: str, sizes: dict[str, Any], settings: dict[str, Any], **data: Any) -> Any:
+    return {
+        "benchmark": name,
+        "when": "2026-11-26T23:59:01+0000",
+        "seconds": 123.456789,
+        "git": GIT,
+        "machine": {**MACHINE, "python": "3.12.3"},
+        "sizes": sizes,
+        "settings": settings,
+        **data,
+    }
+
+
+RESULTS: dict[str, dict[str, Any]] = {
+    "pipeline": _result(
+        "pipeline",
+        {"latency_games": 30, "floor": 300},
+        {"floor_pause_s": 0.002},
+        where="postgresql://localhost:5432, nats://localhost:4222",
+        floor_ms={"p50": 1.0123456, "p99": 2.3456789, "n": 300, "pause_s": 0.002},
+        floor_back_to_back_ms={"p50": 0.87654321, "p99": 1.5, "n": 300},
+        latency_over_back_to_back_floor_p50=2.19876543,
+        latency_ms={"p50": 1.92345678, "p99": 4.56789012, "n": 180},
+        latency_over_floor_p50=1.90123456,
+        target={"latency_over_floor_p50_at_most": 3.0, "verdict": "PASS"},
+    ),
+    "throughput": _result(
+        "throughput",
+        {"games": 200, "rounds": 3, "events": 9600},
+        {"game": "highcard", "config": {"rounds": 3}, "peer_threads": 16, "limit_batch": 1000},
+        game_type="highcard",
+        config={"rounds": 3},
+        games=200,
+        events=9600,
+        rounds=[ROUND, ROUND, ROUND],
+        ours={
+            "events_per_second_sustained": 1733.123456,
+            "events_per_second_wall": 1601.987654,
+            "followers_catch_up_seconds": 0.123456,
+            "events_per_second_pipeline": 1800.5,
+            "events_per_second_held_against_target": 1712.3456789,
+            "seconds": 5.6789,
+            "cpu_seconds_by_process": {"gamemaster": 3.2, "relay": 2.1, "bench": 4.4},
+        },
+        peer={"library": "eventsourcing", "threads": 16, "events_per_second": 651.23456},
+        limit={"batch": 1000, "events_per_second": 45678.9012, "seconds": 0.2101},
+        ours_over_peer=2.629384756,
+        ours_over_peer_by_round=[2.591234567, 2.629384756, 2.781234567],
+        ours_over_limit=0.037487654,
+        target={"ours_over_peer_at_least": 2.0, "verdict": "PASS"},
+    ),
+    "replay": _result(
+        "replay",
+        {
+            "games_per_type": 100,
+            "macaua_games": 2,
+            "players": 2,
+            "rounds": 5,
+            "games": 302,
+            "events": 90123,
+        },
+        {"profile": False, "workers": 2},
+        games=302,
+        game_types=["macaua", "papas", "sixtysix", "take5"],
+        events=90123,
+        rounds=5,
+        rebuild_empty={"seconds": 0.4812345, "events_per_second": 187278.12345, "rows": 4567},
+        rebuild_empty_seconds_by_round=[0.5, 0.48, 0.49, 0.47, 0.481],
+        scan={"seconds": [0.15, 0.155, 0.16, 0.149, 0.152], "events_per_second": 581234.5678},
+        rebuild_over_scan=0.3221234567,
+        rebuild_over_scan_by_round=[0.310123456, 0.32212345, 0.3271234, 0.3151234, 0.3201234],
+        split={"read_streams_seconds": 0.2, "project_seconds": 0.3},
+        target={"rebuild_over_scan_at_least": 0.3, "verdict": "PASS"},
+    ),
+    "engine": _result(
+        "engine",
+        {"seconds": 3.0, "wall": 60.0, "players": 2, "games": ["macaua", "papas", "sixtysix"]},
+        {},
+        players=2,
+        budget_seconds=3.0,
+        games={n: GAME for n in ("macaua", "papas", "sixtysix", "take5")},
+        skipped={},
+    ),
+    "memory": _result(
+        "memory",
+        {
+            "games": 1000,
+            "macaua_games": 100,
+            "logs": 20,
+            "players": 2,
+            "gen_wall": 60.0,
+            "types": ["macaua", "papas", "sixtysix", "take5"],
+        },
+        {},
+        results={n: MEMORY for n in ("macaua", "papas", "sixtysix", "take5")},
+        skipped={},
+    ),
+    "macaua": _result(
+        "macaua",
+        {"players": [2, 4, 6], "rounds": 64},
+        {"cut_and_choose": True, "library": True},
+        shuffle_proof="argument",
+        rounds=64,
+        target=20.0,
+        old_scalarmult_s=0.0001123,
+        results=[
+            _deal(p, deal, ratio)
+            for p in (2, 4, 6)
+            for deal, ratio in (("game", 11.987654), ("rounds", 45.123456), ("library", 12.3456))
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RESULTS))
+def test_the_kept_line_of_each_benchmark_is_compact_and_complete(
+    history: ModuleType, name: str
+) -> None:
+    result = RESULTS[name]
+    kept = history.summary(result)
+    text = history.dumps(kept)
+    assert "\n" not in text
+    assert len(text.encode()) < 1024, (len(text.encode()), text)
+    assert list(kept) == [*history.KEYS, "verdict"]
+    assert kept["benchmark"] == name
+    assert kept["when"] == result["when"]
+    assert (kept["commit"], kept["dirty"]) == (GIT["commit"], True)
+    assert kept["sizes"] == result["sizes"]
+    assert kept["settings"] == {
+        **result["settings"],
+        "cpus": 2,
+        "load_before": 1.5,
+        "load_after": 2.0,
+        "run_seconds": 123.5,
+    }
+    assert kept["figures"]
+    assert kept["floors"]
+    assert kept["verdict"] == {"engine": None, "memory": None}.get(name, "PASS")
+    # and what it reads back from the line is what it shows for the full result
+    assert json.loads(text) == kept
+    assert history.line(kept) == history.line(history.summary(json.loads(json.dumps(result))))
+
+
+def test_the_kept_lines_figures_and_floors(history: ModuleType) -> None:
+    pipeline = history.summary(RESULTS["pipeline"])
+    assert pipeline["figures"] == {
+        "p50_ms": 1.923,
+        "p99_ms": 4.568,
+        "over_floor": 1.901,
+        "over_back_to_back": 2.199,
+    }
+    assert pipeline["floors"] == {
+        "p50_ms": 1.012,
+        "back_to_back_p50_ms": 0.8765,
+        "latency_over_floor_p50_at_most": 3.0,
+    }
+    throughput = history.summary(RESULTS["throughput"])
+    assert throughput["figures"]["by_round"] == [2.591, 2.629, 2.781]
+    assert throughput["floors"]["peer_events_per_second"] == 651.2
+    macaua = history.summary(RESULTS["macaua"])
+    assert macaua["figures"]["rounds 4p"] == 45.12
+    assert macaua["floors"]["rounds 4p"] == 0.1235
+    assert macaua["floors"]["target_ratio_at_most"] == 20.0
+    assert macaua["verdict"] == "PASS"  # the game's own deals: the target's subject
+
+
+def test_a_bench_appends_its_line(
+    history: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """common.append_history, as Report.write calls it, into BENCH_HISTORY's file."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    monkeypatch.setitem(sys.modules, "history", history)  # common's ``from history import``
+    spec = importlib.util.spec_from_file_location("bench_common", BENCH / "common.py")
+    assert spec is not None
+    assert spec.loader is not None
+    common = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_common", common)  # its dataclasses look it up
+    spec.loader.exec_module(common)
+    kept = tmp_path / "history.jsonl"
+    monkeypatch.setenv("BENCH_HISTORY", str(kept))
+    common.append_history(RESULTS["replay"])
+    common.append_history(RESULTS["engine"])
+    lines = kept.read_text().splitlines()
+    assert [json.loads(x)["benchmark"] for x in lines] == ["replay", "engine"]
+    assert json.loads(lines[0]) == history.summary(RESULTS["replay"])
+    monkeypatch.setenv("BENCH_HISTORY", "-")
+    common.append_history(RESULTS["replay"])
+    assert len(kept.read_text().splitlines()) == 2
+
+
+def test_history_shows_each_run_with_its_sizes(history: ModuleType, tmp_path: Path) -> None:
+    kept = tmp_path / "history.jsonl"
+    kept.write_text(
+        "".join(history.dumps(history.summary(RESULTS[n])) + "\n" for n in sorted(RESULTS))
+    )
+    lines = history.history([kept])
+    assert lines == [
+        "== engine",
+        "2026-11-26T23:59:01+0000  f876c920+  macaua 7819/s, papas 7819/s, sixtysix 7819/s,"
+        " take5 7819/s  {seconds=3.0 wall=60.0 players=2 games=macaua,papas,sixtysix}",
+        "== macaua",
+        "2026-11-26T23:59:01+0000  f876c920+  game 2p 12.0x, rounds 2p 45.1x, library 2p 12.3x,"
+        " game 4p 12.0x, rounds 4p 45.1x, library 4p 12.3x, game 6p 12.0x, rounds 6p 45.1x,"
+        " library 6p 12.3x  [PASS]  {players=2,4,6 rounds=64}",
+        "== memory",
+        "2026-11-26T23:59:01+0000  f876c920+  macaua 12.1 KiB, papas 12.1 KiB, sixtysix 12.1 KiB,"
+        " take5 12.1 KiB  {games=1000 macaua_games=100 logs=20 players=2 gen_wall=60.0"
+        " types=macaua,papas,sixtysix,take5}",
+        "== pipeline",
+        "2026-11-26T23:59:01+0000  f876c920+  latency p50 1.92 ms p99 4.57 ms | floor 1.01 ms"
+        " -> 1.9x (back to back 2.2x)  [PASS]  {latency_games=30 floor=300}",
+        "== replay",
+        "2026-11-26T23:59:01+0000  f876c920+  rebuild 187300 events/s | scan 581200 -> 0.322x"
+        " (rounds 0.310, 0.322, 0.327, 0.315, 0.320)  [PASS]"
+        "  {games_per_type=100 macaua_games=2 players=2 rounds=5 games=302 events=90123}",
+        "== throughput",
+        "2026-11-26T23:59:01+0000  f876c920+  ours/peer 2.63x (rounds 2.59, 2.63, 2.78)"
+        " | median round: ours 1712 events/s, peer 651  [PASS]  {games=200 rounds=3 events=9600}",
+    ]
+
+
+def test_a_run_kept_and_in_results_is_listed_once(history: ModuleType, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    _write(results, "replay-a.json", RESULTS["replay"])
+    _write(results, "pipeline-a.json", _pipeline("2026-11-25T10:00", "aaaaaaaaaaaa", 2.0))
+    kept = tmp_path / "history.jsonl"
+    kept.write_text(history.dumps(history.summary(RESULTS["replay"])) + "\n")
+    lines = history.history([kept, results])
+    assert [x[:8] for x in lines] == ["== pipel", "2026-11-", "== repla", "2026-11-"]
+
+
 def test_runs_per_benchmark_oldest_first_with_commit_figures_and_verdict(
     history: ModuleType, tmp_path: Path
 ) -> None:
@@ -51,6 +347,9 @@ def test_runs_per_benchmark_oldest_first_with_commit_figures_and_verdict(
             "benchmark": "replay",
             "when": "2026-11-26T11:00",
             "git": {"commit": "cccccccccccc", "dirty": True},
+            "games": 302,  # an older result: its sizes at the top level
+            "events": 90123,
+            "rounds": 3,
             "rebuild_empty": {"events_per_second": 200000.0},
             "scan": {"events_per_second": 500000.0},
             "rebuild_over_scan": 0.4,
@@ -67,7 +366,7 @@ def test_runs_per_benchmark_oldest_first_with_commit_figures_and_verdict(
         "  [MISS]",
         "== replay",
         "2026-11-26T11:00  cccccccc+  rebuild 200000 events/s | scan 500000 -> 0.400x"
-        " (rounds 0.350, 0.400, 0.450)  [PASS]",
+        " (rounds 0.350, 0.400, 0.450)  [PASS]  {games=302 events=90123 rounds=3}",
     ]
     assert history.history(tmp_path, last=1, bench="pipeline") == ["== pipeline", lines[2]]
 
@@ -80,7 +379,7 @@ def test_macaua_runs_show_each_deals_ratio(history: ModuleType, tmp_path: Path) 
             "benchmark": "macaua",
             "when": "2026-11-26T12:00",
             "git": {"commit": "dddddddddddd", "dirty": False},
-            "target": 20.0,  # a bare number: no verdict of the whole run
+            "target": 20.0,
             "results": [
                 {"deal": "game", "players": 2, "ratio": 48.64, "verdict": "MISS"},
                 {"deal": "argument", "players": 2, "ratio": 12.1, "verdict": "PASS"},
@@ -89,18 +388,55 @@ def test_macaua_runs_show_each_deals_ratio(history: ModuleType, tmp_path: Path) 
     )
     assert history.history(tmp_path) == [
         "== macaua",
-        "2026-11-26T12:00  dddddddd   game 2p 48.6x, argument 2p 12.1x",
+        "2026-11-26T12:00  dddddddd   game 2p 48.6x, argument 2p 12.1x  [MISS]",
     ]
 
 
 def test_a_file_it_cannot_read_is_listed_not_skipped(history: ModuleType, tmp_path: Path) -> None:
     (tmp_path / "replay-broken.json").write_text('{"benchmark": "replay", "when"')
-    _write(tmp_path, "replay-old.json", {"benchmark": "replay", "when": "x"})  # no figures
-    assert history.history(tmp_path) == [
-        "== (unreadable)",
-        "replay-broken.json: JSONDecodeError",
-        "replay-old.json: KeyError",
+    _write(tmp_path, "replay-old.json", {"when": "x"})  # no benchmark
+    lines = history.history(tmp_path)
+    assert [x.split(" ")[0] for x in lines] == [
+        "==",
+        "replay-broken.json:",
+        "replay-old.json:",
     ]
+    assert "JSONDecodeError" in lines[1]
+    assert "KeyError" in lines[2]
+
+
+def test_a_malformed_kept_line_is_listed_not_skipped(history: ModuleType, tmp_path: Path) -> None:
+    good = history.summary(RESULTS["pipeline"])
+    no_sizes = {k: v for k, v in good.items() if k != "sizes"}
+    kept = tmp_path / "history.jsonl"
+    kept.write_text(
+        "\n".join(
+            [
+                history.dumps(good),
+                '{"benchmark": "pipeline", "when": "2026-11-2',  # a write cut short
+                history.dumps(no_sizes),
+                "[1, 2]",
+                history.dumps({**good, "when": "2026-11-27T00:00", "figures": [1.0]}),
+                "",
+            ]
+        )
+    )
+    lines = history.history(kept)
+    assert lines[0] == "== (unreadable)"
+    unreadable = lines[1:5]
+    assert [x.split(" ")[0] for x in unreadable] == [
+        "history.jsonl:2:",
+        "history.jsonl:3:",
+        "history.jsonl:4:",
+        "history.jsonl:5:",
+    ]
+    assert "JSONDecodeError" in unreadable[0]
+    assert "KeyError 'sizes'" in unreadable[1]
+    assert "TypeError" in unreadable[2]
+    assert "TypeError" in unreadable[3]
+    assert lines[5:] == ["== pipeline", history.line(good)]
+    # asked for one benchmark, the kept file's bad lines still show (they may be its runs)
+    assert history.history(kept, bench="pipeline")[0] == "== (unreadable)"
 
 
 def test_the_command_prints_the_report(
@@ -111,3 +447,9 @@ def test_the_command_prints_the_report(
     _write(tmp_path, "pipeline-a.json", _pipeline("2026-11-25T10:00", "aaaaaaaaaaaa", 2.0))
     assert history.main([str(tmp_path), "--bench", "pipeline"]) == 0
     assert capsys.readouterr().out.startswith("== pipeline\n2026-11-25T10:00  aaaaaaaa ")
+    kept = tmp_path / "history.jsonl"
+    kept.write_text(history.dumps(history.summary(RESULTS["throughput"])) + "\n")
+    assert history.main([str(kept), str(tmp_path), "--last", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "== throughput\n" in out
+    assert "{games=200 rounds=3 events=9600}" in out
