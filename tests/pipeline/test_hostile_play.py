@@ -8,6 +8,7 @@ Run with ``-s`` to see what was tried per entry point.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -321,18 +322,30 @@ async def test_a_table_read_does_not_put_the_game_back(
     await bob.join(game)
     await wait_until(lambda: bool(turns["alice"]))
 
-    # a get that reads the stream, then waits while alice moves, then finishes
+    # a get that reads the stream, then waits while alice moves, then finishes; only the
+    # get's read waits (a release being handled may read the game too, under its lock, and
+    # must not be held up: alice's move would wait for that lock)
     read, moved = asyncio.Event(), asyncio.Event()
     original = gm.store.read_stream
+    summarise = gm._summary
+    in_get: contextvars.ContextVar[bool] = contextvars.ContextVar("in_get", default=False)
+
+    async def summary(game_id: str) -> Any:
+        token = in_get.set(True)  # read_stream below runs in this same task
+        try:
+            return await summarise(game_id)
+        finally:
+            in_get.reset(token)
 
     async def slow_read(stream_id: str, *args: Any, **kwargs: Any) -> Any:
         records = await original(stream_id, *args, **kwargs)
-        if stream_id == game and not read.is_set():
+        if stream_id == game and in_get.get() and not read.is_set():
             read.set()
             await moved.wait()
         return records
 
     gm._cache.pop(game)  # not cached: the get reads the store
+    monkeypatch.setattr(gm, "_summary", summary)
     monkeypatch.setattr(gm.store, "read_stream", slow_read)
     getting = asyncio.create_task(alice.table(game))
     await read.wait()
