@@ -66,7 +66,6 @@ the random-oracle model; ``c`` is perfectly hiding.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -78,11 +77,11 @@ from .group import (
     MentalPokerError,
     Point,
     Scalar,
-    _from_uniform,
     _point_from_hex_unchecked,
-    _point_unchecked,
     _scalar_from_hex_unchecked,
     base_point,
+    framed_sha512,
+    hash_to_point,
     hash_to_scalar,
     identity,
     mul_base,
@@ -107,11 +106,7 @@ _E_DOMAIN = _DOMAIN + b"/e"
 
 @cache
 def _generator(index: int) -> Point:
-    h = hashlib.sha512()
-    for part in (_GEN_DOMAIN, index.to_bytes(4, "little")):
-        h.update(len(part).to_bytes(8, "little"))
-        h.update(part)
-    point = _point_unchecked(_from_uniform(h.digest()[:32]))
+    point = hash_to_point(_GEN_DOMAIN, index.to_bytes(4, "little"))
     if point.is_identity:  # probability 2^-252: a different domain tag would be needed
         raise MentalPokerError("shuffle argument: a generator is the identity")
     return point
@@ -226,10 +221,7 @@ def _seed(
     commitments: Sequence[Point],
 ) -> bytes:
     """The hash of the whole statement and the permutation commitment."""
-    h = hashlib.sha512()
-    for part in (_SEED_DOMAIN, context):
-        h.update(len(part).to_bytes(8, "little"))
-        h.update(part)
+    h = framed_sha512(_SEED_DOMAIN, context)
     h.update(len(inputs).to_bytes(4, "little"))
     h.update(pk.value)
     for deck in (inputs, outputs):

@@ -14,10 +14,9 @@ recompute it; nobody knows its discrete logarithm. Decoding compares a point wit
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 
-from .group import MentalPokerError, Point, _from_uniform, _point_unchecked
+from .group import MentalPokerError, Point, hash_to_point
 
 __all__ = [
     "CARD_DOMAIN",
@@ -41,11 +40,7 @@ MACAUA_CARDS: tuple[str, ...] = (
 
 
 def _hash_to_point(domain: bytes, card: str) -> Point:
-    h = hashlib.sha512()
-    for part in (domain, card.encode("utf-8")):
-        h.update(len(part).to_bytes(8, "little"))
-        h.update(part)
-    return _point_unchecked(_from_uniform(h.digest()[:32]))
+    return hash_to_point(domain, card.encode("utf-8"))
 
 
 class CardCodec:

@@ -353,10 +353,21 @@ def random_scalar(token_bytes: Callable[[int], bytes] | None = None) -> Scalar:
             return s
 
 
-def hash_to_scalar(domain: bytes, *parts: bytes) -> Scalar:
-    """SHA-512 over the domain tag and length-prefixed parts, reduced modulo ℓ."""
+def framed_sha512(*parts: bytes) -> hashlib._Hash:
+    """SHA-512 over ``parts``, each prefixed by its length (so no two lists of parts hash
+    alike); the caller may add more to it."""
     h = hashlib.sha512()
-    for part in (domain, *parts):
+    for part in parts:
         h.update(len(part).to_bytes(8, "little"))
         h.update(part)
-    return Scalar.reduce(h.digest())
+    return h
+
+
+def hash_to_scalar(domain: bytes, *parts: bytes) -> Scalar:
+    """SHA-512 over the domain tag and length-prefixed parts, reduced modulo ℓ."""
+    return Scalar.reduce(framed_sha512(domain, *parts).digest())
+
+
+def hash_to_point(domain: bytes, *parts: bytes) -> Point:
+    """A point nobody knows the discrete log of: Elligator 2 of the framed SHA-512."""
+    return _point_unchecked(_from_uniform(framed_sha512(domain, *parts).digest()[:32]))

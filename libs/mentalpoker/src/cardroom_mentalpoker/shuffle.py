@@ -41,7 +41,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .group import EncodingError, MentalPokerError, Point, Scalar, mul_base, random_scalar
+from .group import (
+    EncodingError,
+    MentalPokerError,
+    Point,
+    Scalar,
+    framed_sha512,
+    mul_base,
+    random_scalar,
+)
 from .masking import Deck, MaskedCard, _card
 
 __all__ = [
@@ -221,10 +229,7 @@ def _digest(
     outputs: Sequence[MaskedCard],
     shadows: Sequence[Sequence[MaskedCard]],
 ) -> bytes:
-    h = hashlib.sha512()
-    for part in (_SHUFFLE_DOMAIN, context):
-        h.update(len(part).to_bytes(8, "little"))
-        h.update(part)
+    h = framed_sha512(_SHUFFLE_DOMAIN, context)
     h.update(len(inputs).to_bytes(4, "little"))
     h.update(len(shadows).to_bytes(4, "little"))
     h.update(pk.value)
