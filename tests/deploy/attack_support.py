@@ -415,9 +415,10 @@ class RawNats:
 # -- the flooder -------------------------------------------------------------------------------
 @dataclass
 class Flood:
-    """The flooder process (this module run as a script) and how to steer it: it floods at
-    once, floods the games it is told on its standard input, and stops at the end of its input
-    (or at its bounds), printing what it sent and the answers it got."""
+    """The flooder process (this module run as a script) and how to steer it: connected, it
+    waits for the games to flood on its standard input, floods them, and stops at the end of
+    its input (or at its bounds, or when thrown out), printing what it sent and the answers it
+    got."""
 
     proc: asyncio.subprocess.Process
 
@@ -438,12 +439,13 @@ class Flood:
         except BaseException:
             await flood.kill()
             raise
-        if line != b"flooding\n":
+        if line != b"ready\n":
             await flood.kill()
             raise AssertionError(f"the flooder did not start: {line!r}")
         return flood
 
     async def target(self, games: Sequence[str]) -> None:
+        """Flood ``games`` (from now on, if it was flooding others)."""
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(("games " + " ".join(games) + "\n").encode())
@@ -516,7 +518,8 @@ async def flood(settings: dict[str, Any]) -> dict[str, Any]:
         answers[kind][code_of(decode(msg.data))] += 1
 
     await nc.subscribe(f"{inbox}.flood.>", cb=on_reply)
-    games: list[str] = list(settings["games"])
+    games: list[str] = []
+    targeted = asyncio.Event()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
@@ -527,15 +530,18 @@ async def flood(settings: dict[str, Any]) -> dict[str, Any]:
             words = line.decode().split()
             if words[:1] == ["games"] and len(words) > 1:
                 games[:] = words[1:]
+                targeted.set()
         stop.set()
+        targeted.set()
 
     steering = asyncio.create_task(steer())
     ack = json.dumps({"type": "ack", "version": 1}).encode()
     sync = json.dumps({"type": "sync"}).encode()
     sent = 0
+    print("ready", flush=True)
+    await targeted.wait()
     started = time.monotonic()
     deadline = started + float(settings["seconds"])
-    print("flooding", flush=True)
     kicked = False
     while not stop.is_set() and sent < settings["count"] and time.monotonic() < deadline:
         if not nc.is_connected:  # thrown out by the server
