@@ -14,6 +14,16 @@ A move is signed over the canonical encoding of::
 canonical encoding, lowercase hex); the first move of a game uses :data:`GENESIS_HASH`.
 Changing any of game id, sequence number, previous hash or move, or verifying with another
 player's key, makes the signature fail.
+
+A transition (one accepted step of the game, a player's move or the server's) is signed by
+every player who checked it, over the canonical encoding of::
+
+    {"domain": "cardroom/mentalpoker/transition/v1", "game_id": ..., "version": ...,
+     "transition": <state_hash of the transition>}
+
+``version`` is the transition's place in the game's record; the signature says "I checked
+this transition against the state I hold, and it holds" (:func:`sign_transition`,
+:func:`check_transition`).
 """
 
 from __future__ import annotations
@@ -32,19 +42,24 @@ from .group import EncodingError, Point, Scalar, VerificationError
 __all__ = [
     "GENESIS_HASH",
     "MOVE_DOMAIN",
+    "TRANSITION_DOMAIN",
     "SignatureError",
     "SignedMove",
     "canonical_json",
     "check_move",
+    "check_transition",
     "move_message",
     "plain_state_hash",
     "sign_move",
+    "sign_transition",
     "state_hash",
+    "transition_message",
     "verify_key_hex",
     "verify_move",
 ]
 
 MOVE_DOMAIN = "cardroom/mentalpoker/move/v1"
+TRANSITION_DOMAIN = "cardroom/mentalpoker/transition/v1"
 GENESIS_HASH = "0" * 64
 _HEX = frozenset("0123456789abcdef")
 
@@ -241,3 +256,42 @@ def verify_move(
     except SignatureError:
         return False
     return True
+
+
+def transition_message(game_id: str, version: int, transition: Any) -> bytes:
+    """The exact bytes every player signs for a transition it checked."""
+    if not isinstance(game_id, str) or not game_id:
+        raise SignatureError("game id must be a non-empty string")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise SignatureError("version must be a positive integer")
+    return canonical_json(
+        {
+            "domain": TRANSITION_DOMAIN,
+            "game_id": game_id,
+            "transition": state_hash(transition),
+            "version": version,
+        }
+    )
+
+
+def sign_transition(signing_key: SigningKey, game_id: str, version: int, transition: Any) -> str:
+    """The signature (hex) of a transition its signer checked."""
+    return bytes(signing_key.sign(transition_message(game_id, version, transition)).signature).hex()
+
+
+def check_transition(
+    signature: object,
+    verify_key: VerifyKey | str | bytes,
+    game_id: str,
+    version: int,
+    transition: Any,
+) -> None:
+    """Raise :class:`SignatureError` unless ``signature`` is ``verify_key``'s signature of the
+    transition at ``version`` of ``game_id``."""
+    if not isinstance(signature, str) or len(signature) != 128 or not set(signature) <= _HEX:
+        raise SignatureError("transition signature must be 128 lowercase hex digits")
+    key = _verify_key(verify_key)
+    try:
+        key.verify(transition_message(game_id, version, transition), bytes.fromhex(signature))
+    except (BadSignatureError, CryptoError):
+        raise SignatureError("transition signature: bad signature") from None

@@ -91,6 +91,7 @@ from .rules import (
     MacauaState,
     audit_decks,
 )
+from .verify import TransitionVerifier, Verdict
 
 GAME = Macaua()
 
@@ -111,6 +112,8 @@ __all__ = [
     "MacauaConfig",
     "MacauaState",
     "RandomMacauaBot",
+    "TransitionVerifier",
+    "Verdict",
     "audit_decks",
     "check_play",
     "game_view",

@@ -24,7 +24,7 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cardroom_engine import Message
 from cardroom_mentalpoker import (
@@ -43,6 +43,9 @@ from cardroom_mentalpoker import (
 from nacl.signing import SigningKey
 
 from .cards import SUITS, legal_first, rank, suit
+
+if TYPE_CHECKING:
+    from .verify import TransitionVerifier
 
 __all__ = ["HeuristicBot", "MacauaBot", "RandomMacauaBot", "chunk_openings", "game_view"]
 
@@ -94,6 +97,12 @@ class MacauaBot:
     def verify_key(self) -> str:
         """The verify key (hex) this player binds to its seat when it joins."""
         return verify_key_hex(self.signing_key)
+
+    def verifier(self, game_id: str) -> TransitionVerifier:
+        """This player's check of every transition of ``game_id``, signing with its key."""
+        from .verify import TransitionVerifier  # (verify imports the rules, which import bots)
+
+        return TransitionVerifier(self.player, self.signing_key, game_id)
 
     # -- the Bot protocol ---------------------------------------------------------------------
     def observe(self, message: Message) -> None:

@@ -31,6 +31,18 @@ verified again from the store; server steps are unsigned and deterministic):
     macaua.audit_withheld (server) the audit deadline passed: the result of opening what the
                           published keys open, and who withheld its keys
     macaua.aborted        (server) a stalled player (deadline) or a deck that is no deck
+    macaua.rejected       (server) a player rejected a transition, or acknowledged one without
+                          a valid signature: the table halts, with the evidence and whom it
+                          blames (a player, or ``server``)
+
+Transition signing: every event above is a transition. Each reaches every player whole (the
+notification's ``transition``; the first also carries the table's ``setup``: config, seats
+and the verify keys bound to the seats at their joins), and each player's program checks it
+against its own copy of the state (:mod:`.verify`) and acknowledges it with its signature
+over ``(binding, version, transition)`` (:func:`cardroom_mentalpoker.sign_transition`), or
+with a rejection and its reason. A transition counts once every player has signed it: the
+server checks the signatures before the next step and halts the table on a rejection or a
+missing or bad signature (``macaua.rejected``).
 """
 
 from __future__ import annotations
@@ -161,6 +173,7 @@ AUDIT_DEADLINE = "audit"
 ShuffleProofKind = Literal["argument", "rounds"]
 
 Phase = Literal["setup", "keys", "shuffle", "mask", "deal", "play", "draw", "audit", "over"]
+REJECTED = "macaua.rejected"
 Pos = tuple[int, int]  # (deck number, position in that deck)
 
 
@@ -436,6 +449,8 @@ class MacauaState:
     stalled: str | None = None
     withheld: tuple[str, ...] = ()
     """The players who had not published their audit keys by the audit's deadline."""
+    rejected: Mapping[str, Any] | None = None
+    """Why the table halted: who rejected which transition, whom it blames, the evidence."""
 
     @property
     def hash(self) -> str:
@@ -521,8 +536,39 @@ class Macaua(GameRules[MacauaState]):
     that key, so neither the server nor another player can swap in a key of its own. Seats
     of tables that started before keys were bound keep the key their first move published."""
 
+    signed_transitions: ClassVar[bool] = True
+    """Every transition is signed by every player who checked it (see the module docs): the
+    acknowledgements carry the signatures, and the server checks them before moving on."""
+
     def bind_keys(self, state: MacauaState, keys: Mapping[str, str]) -> MacauaState:
         return _update(state, verify_keys={**state.verify_keys, **keys})
+
+    def transition_key(self, state: MacauaState, player: str) -> str | None:
+        """The verify key ``player``'s transition signatures are checked with."""
+        return state.verify_keys.get(player)
+
+    def halt(
+        self, state: MacauaState, version: int, player: str, rejection: Mapping[str, Any]
+    ) -> list[Event]:
+        """The event that halts the table because ``player`` rejected the transition at
+        ``version`` (``rejection``: its ``code``, ``reason``, ``blame`` and ``evidence``) or
+        acknowledged it without a valid signature (then the blame is the player's)."""
+        if state.phase == "over":
+            return []
+        blame = rejection.get("blame")
+        if blame != "server" and blame not in state.seats:
+            blame = player
+        return [
+            {
+                "type": REJECTED,
+                "player": player,
+                "version": version,
+                "blame": blame,
+                "code": cut(str(rejection.get("code", "rejected")), 64),
+                "reason": cut(str(rejection.get("reason", "")), 500),
+                "evidence": rejection.get("evidence") or {},
+            }
+        ]
 
     def __init__(self) -> None:
         self._movers: dict[str, Callable[[MacauaState, str, SignedMove], list[Event]]] = {
@@ -1148,6 +1194,12 @@ class Macaua(GameRules[MacauaState]):
             result=result,
         )
 
+    def _on_rejected(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
+        rejected = {k: v for k, v in event.items() if k != "type"}
+        return _update(
+            state, **head, phase="over", waiting=(), result="rejected", rejected=rejected
+        )
+
     def _on_aborted(self, state: MacauaState, event: Event, **head: Any) -> MacauaState:
         result = "aborted" if event.get("player") else "void"
         stalled = event.get("player")
@@ -1190,6 +1242,15 @@ class Macaua(GameRules[MacauaState]):
         if "player" in event:
             message["player"] = event["player"]
         kind = event["type"]
+        # the whole transition, for every player to check and sign (it is public: the server
+        # itself sees it, and it holds no key that opens a hidden card)
+        message["transition"] = dict(event)
+        if kind == "macaua.started":
+            message["setup"] = {
+                "config": after.config.model_dump(mode="json"),
+                "seats": list(after.seats),
+                "keys": dict(after.verify_keys),
+            }
         if kind == "macaua.played":
             message["cards"] = [c for _d, _i, c, _k in event["cards"]]
             message["suit"] = event["suit"]
@@ -1204,6 +1265,8 @@ class Macaua(GameRules[MacauaState]):
             message["audit"] = {k: v for k, v in event.items() if k != "type"}
         elif kind == "macaua.aborted":
             message["reason"] = event["reason"]
+        elif kind == REJECTED:
+            message["rejected"] = dict(after.rejected or {})
         return dict.fromkeys(after.seats, message)
 
     def view(self, state: MacauaState, player: str | None) -> dict[str, Any]:
@@ -1232,6 +1295,7 @@ class Macaua(GameRules[MacauaState]):
             "turns": state.turns,
             "audit": dict(state.audit) if state.audit is not None else None,
             "withheld": list(state.withheld),
+            "rejected": dict(state.rejected) if state.rejected is not None else None,
         }
         if state.pending is not None:
             view["pending_shuffle"] = {
@@ -1283,7 +1347,14 @@ class Macaua(GameRules[MacauaState]):
         details: dict[str, Any] = {"result": state.result, "turns": state.turns}
         if state.audit is not None:
             details["audit"] = dict(state.audit)
-        if state.result == "won" and state.winner is not None:
+        if state.rejected is not None:
+            # halted: the blamed player ranks last; when the server is blamed, nobody wins
+            blame = state.rejected.get("blame")
+            details["rejected"] = {k: v for k, v in state.rejected.items() if k != "evidence"}
+            details["blame"] = blame
+            scores = {p: (-1.0 if p == blame else 0.0) for p in state.seats}
+            outcome = Outcome.from_scores(scores, lower_is_better=False)
+        elif state.result == "won" and state.winner is not None:
             scores = {p: (1.0 if p == state.winner else 0.0) for p in state.seats}
             outcome = Outcome.from_scores(scores, lower_is_better=False)
         elif state.result == "aborted" and state.stalled is not None:
