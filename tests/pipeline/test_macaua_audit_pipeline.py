@@ -81,8 +81,7 @@ async def test_a_withheld_audit_ends_the_game_and_the_winner_keeps_it(
                 "macaua", CONFIG, seats=len(seats), key=programs[0].verify_key
             )
             for bot, program in zip(bots, programs, strict=True):
-                bot.bots[game] = program
-                bot.finished[game] = asyncio.Event()
+                bot.watch(game, "macaua", program)  # (its verifier checks every transition)
             for bot, program in zip(bots[1:], programs[1:], strict=True):
                 await bot.client.join(game, key=program.verify_key)
             async with asyncio.timeout(120):

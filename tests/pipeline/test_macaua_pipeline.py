@@ -21,6 +21,7 @@ import pytest
 from cardroom_bots.players import BotPlayer
 from cardroom_client import CardroomError, Client
 from cardroom_engine import Table, registry
+from cardroom_eventstore import signatures
 from cardroom_games.macaua import HeuristicBot, MacauaBot, game_view
 from cardroom_mentalpoker import random_scalar, sign_move
 from cardroom_wire import Notification, Subjects
@@ -97,6 +98,27 @@ async def test_macaua_bots_finish_and_nothing_hidden_leaks(
     for player in seats:
         assert [n.seq for n in notes[player]][:1] == [1]
         assert notes[player][-1].message["type"] == "GameOver"
+
+    # every transition was signed by every player, each signature by its seat key over the
+    # transition as recorded
+    kept = await signatures.since(stack.store.engine, game, 0, records[-1].version)
+    transitions = [(r.version, e) for r, e in zip(records, events, strict=True)]
+    transitions = [(v, e) for v, e in transitions if e["type"].startswith("macaua.")]
+    rules = table.game
+    for version, event in transitions:
+        for player in seats:
+            signed = kept.get((version, player))
+            assert signed is not None, f"{player} did not sign v{version} {event['type']}"
+            assert signed.rejection is None
+            assert signed.signature is not None
+            assert rules.signature_holds(final.game, player, version, event, signed.signature)
+    assert len(kept) == len(transitions) * len(seats)
+    # and a signature of one player, or of another version, does not pass for another's
+    version, event = transitions[-1]
+    other = kept[(version, seats[0])].signature
+    assert other is not None
+    assert not rules.signature_holds(final.game, seats[1], version, event, other)
+    assert not rules.signature_holds(final.game, seats[0], version - 1, event, other)
 
     # the entitlement model, version by version
     game_events = [e for e in events if e["type"].startswith("macaua.")]
@@ -179,6 +201,8 @@ async def test_tampering_is_refused_over_the_wire_and_changes_nothing(stack: Sta
     t0, t1 = seats["t0"], seats["t1"]
     game = await t0.client.create("macaua", {"shuffle_rounds": 2}, seats=2, key=t0.bot.verify_key)
     await t1.client.join(game, key=t1.bot.verify_key)
+    for seat in seats.values():  # each checks and signs every transition
+        seat.client.verify(game, seat.bot.verifier(game))
     await wait_until(t0.due)
 
     async def version() -> int:

@@ -18,6 +18,7 @@ import pytest
 from cardroom_engine import Table
 from cardroom_games.macaua import GAME, MacauaBot, TransitionVerifier
 from cardroom_games.macaua.bots import RandomMacauaBot
+from cardroom_games.macaua.verify import Unverifiable
 from cardroom_mentalpoker import SignatureError, check_transition
 from macaua_support import Harness
 
@@ -234,7 +235,8 @@ def test_a_verifier_needs_the_start_and_refuses_a_replay(played: Harness) -> Non
     player = h.seats[1]
     notes = transcript(h, player)
     late = h.bots[player].verifier("g1")
-    assert late.check(*notes[3]).rejection is not None  # no history: it cannot check
+    with pytest.raises(Unverifiable):  # no history: it cannot check, and blames nobody
+        late.check(*notes[3])
     v = h.bots[player].verifier("g1")
     assert v.check(*notes[0]).signature is not None
     again = v.check(*notes[0])

@@ -1,5 +1,5 @@
 """The Python client SDK for cardroom: play games over NATS as one player."""
 
-from .client import RETRY_LATER, CardroomError, Client, Handler
+from .client import RETRY_LATER, CardroomError, Client, Handler, Verdict, Verifier
 
-__all__ = ["RETRY_LATER", "CardroomError", "Client", "Handler"]
+__all__ = ["RETRY_LATER", "CardroomError", "Client", "Handler", "Verdict", "Verifier"]

@@ -7,7 +7,13 @@ It keeps the promises of the protocol for its caller:
   handler means no ack, and the server sends it again on the next sync);
 - a gap in a game's ``seq`` numbers, or a reconnect to NATS, triggers a sync, which replays
   every notification not yet acknowledged, in order;
-- commands return the new version or raise :class:`CardroomError` with the server's code.
+- commands return the new version or raise :class:`CardroomError` with the server's code;
+- in a game that signs its transitions (Macaua: a notification carries a ``transition``),
+  each transition is checked before the handler sees it, by the game's verifier that the
+  caller registers with :meth:`Client.verify` (the player's program holds the signing key),
+  off the event loop; the ack carries the verifier's signature, or its rejection. Without a
+  verifier such a notification is neither handled nor acknowledged: a client cannot skip
+  the check by accident.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import nats
 import orjson
@@ -70,6 +76,23 @@ class CardroomError(Exception):
         self.message = message
 
 
+class Verdict(Protocol):
+    """A verifier's verdict on one transition: the fields its ack carries (``signature``, or
+    ``reject``)."""
+
+    def ack_fields(self) -> dict[str, Any]: ...
+
+
+class Verifier(Protocol):
+    """A player's check of a game's transitions (e.g.
+    :class:`cardroom_games.macaua.TransitionVerifier`); called in a worker thread."""
+
+    def check(self, version: int, message: dict[str, Any]) -> Verdict: ...
+
+
+SIGNED_KEPT = 64  # the last acks' signatures a feed keeps, to acknowledge a resend again
+
+
 @dataclass(frozen=True)
 class _SyncEnd:
     """The end of one sync reply's notifications in a feed's queue: every notification up to
@@ -94,6 +117,9 @@ class _Feed:
     task: asyncio.Task[None] | None = None
     syncing: bool = False
     held: dict[int, Notification] = field(default_factory=dict)  # ahead of a gap
+    verifier: Verifier | None = None
+    unverified: bool = False  # a transition came without a verifier (told once)
+    signed: dict[int, dict[str, Any]] = field(default_factory=dict)  # version -> ack fields
 
 
 class Client:
@@ -320,13 +346,15 @@ class Client:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.5)
 
-    async def ack(self, game: str, version: int) -> None:
-        """Acknowledge; retried while the ack tracker is unreachable."""
+    async def ack(self, game: str, version: int, **fields: Any) -> None:
+        """Acknowledge (with ``fields``: a signature or a rejection); retried while the ack
+        tracker is unreachable."""
         delay = 0.05
         while True:
             try:
                 await self.request(
-                    self.subjects.ack(game, self.player), {"type": "ack", "version": version}
+                    self.subjects.ack(game, self.player),
+                    {"type": "ack", "version": version, **fields},
                 )
                 return
             except CardroomError as exc:
@@ -372,6 +400,10 @@ class Client:
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.5)
+
+    def verify(self, game: str, verifier: Verifier) -> None:
+        """Check (and sign) every transition of ``game`` with ``verifier`` from now on."""
+        self._feed(game).verifier = verifier
 
     def _feed(self, game: str) -> _Feed:
         feed = self._feeds.get(game)
@@ -446,6 +478,25 @@ class Client:
             asyncio.get_running_loop().create_task(self._safe_sync(feed.game))
 
     async def _process(self, feed: _Feed, note: Notification) -> None:
+        if "transition" in note.message:
+            if feed.verifier is None:
+                if not feed.unverified:  # once a game: resends would repeat it
+                    feed.unverified = True
+                    log.error(
+                        "%s seq %s: a transition to check and sign, and no verifier for the "
+                        "game (Client.verify): not handled, not acknowledged",
+                        note.game,
+                        note.seq,
+                    )
+                return
+            try:
+                verdict = await asyncio.to_thread(feed.verifier.check, note.version, note.message)
+            except Exception as exc:  # it cannot check (it missed the start): sign nothing
+                log.error("%s seq %s: not checked (%s): not acknowledged", note.game, note.seq, exc)
+                return
+            feed.signed[note.version] = verdict.ack_fields()
+            while len(feed.signed) > SIGNED_KEPT:
+                del feed.signed[min(feed.signed)]
         try:
             if self._handler is not None:
                 await self._handler(note)
@@ -462,7 +513,11 @@ class Client:
                 log.exception("after-ack hook failed on %s seq %s", note.game, note.seq)
 
     async def _ack_quietly(self, note: Notification) -> None:
+        feed = self._feeds.get(note.game)
+        fields = feed.signed.get(note.version, {}) if feed is not None else {}
+        if "transition" in note.message and not fields:
+            return  # never checked (no verifier): an ack would sign nothing
         try:
-            await self.ack(note.game, note.version)
+            await self.ack(note.game, note.version, **fields)
         except CardroomError as exc:
             log.warning("ack of %s@%s refused: %s", note.game, note.version, exc)

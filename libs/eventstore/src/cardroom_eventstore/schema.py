@@ -82,6 +82,21 @@ pending_acks = Table(
     PrimaryKeyConstraint("stream_id", "version", "player_id"),
 )
 
+#: What each addressee acknowledged a transition of a game that signs its transitions with
+#: (Macaua): its signature over the transition, or its rejection. Written by the acktracker
+#: with the ack (only while the ack is owed), read by the gamemaster before it moves on.
+transition_signatures = Table(
+    "transition_signatures",
+    metadata,
+    Column("stream_id", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("player_id", Text, nullable=False),
+    Column("signature", Text, nullable=True),
+    Column("rejection", JSONB, nullable=True),
+    Column("recorded_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("stream_id", "version", "player_id"),
+)
+
 #: One gate per appended batch with addressees; released when ``remaining`` reaches 0.
 gates = Table(
     "gates",

@@ -179,9 +179,34 @@ class Command(BaseModel):
         return data
 
 
+class TransitionRejection(_Request):
+    """Why a player refuses to sign a transition (games that sign their transitions)."""
+
+    code: str = Field(min_length=1, max_length=64, pattern=r"^[a-z0-9_]+$")
+    reason: str = Field(default="", max_length=500)
+    blame: str = Field(
+        min_length=1, max_length=64, description="'server', or the player the evidence blames"
+    )
+    version: int | None = Field(default=None, ge=1, le=MAX_VERSION)
+    evidence: dict[str, Any] = Field(
+        default_factory=dict, description="the transition as received (cut to 16 KB)"
+    )
+
+
 class Ack(_Request):
     type: Literal["ack"]
     version: int = Field(ge=1, le=MAX_VERSION)
+    signature: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{128}$",
+        description="games that sign their transitions (Macaua): the player's Ed25519 "
+        "signature of the transition it checked, 128 lowercase hex digits",
+    )
+    reject: TransitionRejection | None = Field(
+        default=None,
+        description="instead of a signature: the player refuses the transition, and the "
+        "table halts with this evidence",
+    )
 
 
 class SyncRequest(_Request):

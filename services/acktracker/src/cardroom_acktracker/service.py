@@ -24,6 +24,11 @@ most, then stay for a sync.
 And it deletes stored notifications that nobody owes an acknowledgement for any more (the
 projector stores only owed ones, but one acknowledged while it was being stored stays behind):
 the ``notifications`` table holds what is owed, the event log the history.
+
+In a game that signs its transitions (Macaua) an ack carries the player's signature of the
+transition, or its rejection of it; it is kept (``cardroom_eventstore.signatures``) before
+the ack counts, and only while the ack is owed. The gamemaster checks them before it moves
+the game on: this service knows no game's rules or keys.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from cardroom_eventstore import AckResult, readmodels
+from cardroom_eventstore import AckResult, readmodels, signatures
 from cardroom_eventstore.hot import Batcher
 from cardroom_runtime.host import Service
 from cardroom_wire import Ack, ErrorCode, WireError, decode_json, dumps, ok, parse
@@ -108,6 +113,17 @@ class AckTracker(Service):
     async def on_ack(self, subject: str, body: bytes) -> dict[str, Any]:
         _, game, player = self.subjects.parse_input(subject)
         ack = parse(Ack, decode_json(body))
+        if ack.signature is not None or ack.reject is not None:
+            if ack.signature is not None and ack.reject is not None:
+                raise WireError(ErrorCode.BAD_REQUEST, "an ack signs or rejects, not both")
+            await signatures.record(
+                self.store.engine,
+                game,
+                ack.version,
+                player,
+                signature=ack.signature,
+                rejection=ack.reject.model_dump() if ack.reject is not None else None,
+            )
         result = await self._acks.submit((game, ack.version, player))
         if not result.accepted:
             # tell apart a repeated ack (harmless) from one that names nothing

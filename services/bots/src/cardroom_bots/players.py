@@ -10,7 +10,9 @@ choices of every other game on this event loop.
 A bot that signs its moves (Macaua's) exposes its Ed25519 verify key as ``verify_key`` (64
 lowercase hex characters); :meth:`BotPlayer.create` and :meth:`BotPlayer.join` bind it to
 the bot's seat, so that games whose seats are bound to keys (``seat_keys``) seat the bot and
-check every move it signs against that key.
+check every move it signs against that key. Such a bot also hands out a ``verifier(game)``:
+the SDK checks every transition of the game with it and acknowledges each with the bot's
+signature (or its rejection).
 """
 
 from __future__ import annotations
@@ -69,6 +71,10 @@ class BotPlayer:
         if game not in self.bots:
             self.bots[game] = bot if bot is not None else self.new_bot(game_type)
             self.finished[game] = asyncio.Event()
+            # a bot of a game that signs its transitions checks and signs each of them
+            verifier = getattr(self.bots[game], "verifier", None)
+            if callable(verifier):
+                self.client.verify(game, verifier(game))
         return self.finished[game]
 
     async def create(

@@ -75,6 +75,7 @@ from cardroom_wire import (
 
 from .credentials import Credentials
 from .deadlines import ACKS, DeadlineWriter
+from .signing import TransitionSignatures
 
 log = logging.getLogger("cardroom.gamemaster")
 
@@ -130,6 +131,13 @@ class Gamemaster(Service):
         self._sync_wanted: dict[str, Loaded] = {}
         self._marking: set[asyncio.Task[None]] = set()
         self._appends: Batcher[Append, list[RecordedEvent] | EventStoreError] | None = None
+        self._signatures: TransitionSignatures | None = None
+
+    @property
+    def signatures(self) -> TransitionSignatures:
+        if self._signatures is None:
+            self._signatures = TransitionSignatures(self.store)
+        return self._signatures
 
     @property
     def credentials(self) -> Credentials:
@@ -358,7 +366,10 @@ class Gamemaster(Service):
             state = loaded.state
             if state.status != "playing" or not await self.gate_open(loaded, handled):
                 break
-            items: list[Item] = [(e, {}) for e in table.follow_up(state, self.rng)]
+            # a game that signs its transitions halts on a rejection or a missing signature
+            items: list[Item] = [(e, {}) for e in await self.signatures.halt(table.game, state)]
+            if not items:
+                items = [(e, {}) for e in table.follow_up(state, self.rng)]
             if not items:
                 away = [p for p in table.movers(state) if p in state.away]
                 for player, events in table.house_moves(state, away, self.rng):
@@ -585,6 +596,9 @@ class Gamemaster(Service):
                 loaded = await self.load(game, fresh=attempt > 0)
                 table, state = loaded.table, loaded.state
                 gate_open = await self.gate_open(loaded)
+                if gate_open and (halt := await self.signatures.halt(table.game, state)):
+                    await self._commit(loaded, [(e, {}) for e in halt])
+                    raise WireError(ErrorCode.GAME_FINISHED, "the table halted: see its outcome")
                 # a command from an away player takes the seat back, in the same batch
                 back: list[Item] = [(e, {"actor": player}) for e in table.mark_back(state, player)]
                 before = state

@@ -89,6 +89,7 @@ from cardroom_mentalpoker import (
     check_mask_step,
     check_move,
     check_shuffle_step,
+    check_transition,
     deck_from_json,
     deck_from_json_unchecked,
     decode_card,
@@ -543,9 +544,24 @@ class Macaua(GameRules[MacauaState]):
     def bind_keys(self, state: MacauaState, keys: Mapping[str, str]) -> MacauaState:
         return _update(state, verify_keys={**state.verify_keys, **keys})
 
-    def transition_key(self, state: MacauaState, player: str) -> str | None:
-        """The verify key ``player``'s transition signatures are checked with."""
-        return state.verify_keys.get(player)
+    def signature_holds(
+        self,
+        state: MacauaState,
+        player: str,
+        version: int,
+        transition: Mapping[str, Any],
+        signature: str,
+    ) -> bool:
+        """Whether ``signature`` is ``player``'s, by its seat key, of the transition at
+        ``version`` (:func:`cardroom_mentalpoker.check_transition`)."""
+        key = state.verify_keys.get(player)
+        if key is None:
+            return False
+        try:
+            check_transition(signature, key, state.binding, version, dict(transition))
+        except (SignatureError, EncodingError, ValueError):
+            return False
+        return True
 
     def halt(
         self, state: MacauaState, version: int, player: str, rejection: Mapping[str, Any]

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cardroom_engine import Rejection
-from cardroom_mentalpoker import sign_transition, verify_key_hex
+from cardroom_mentalpoker import sign_transition, state_hash, verify_key_hex
 from nacl.signing import SigningKey
 
 from .rules import (
@@ -51,7 +51,7 @@ from .rules import (
     MacauaState,
 )
 
-__all__ = ["TransitionVerifier", "Verdict"]
+__all__ = ["TransitionVerifier", "Unverifiable", "Verdict"]
 
 # Refusals of a move that only a forged or misplaced envelope earns: its player signs only
 # over the state it was shown, so such a move did not come from it as relayed.
@@ -72,6 +72,12 @@ class Verdict:
         if self.rejection is not None:
             return {"reject": self.rejection}
         return {"signature": self.signature} if self.signature is not None else {}
+
+
+class Unverifiable(Exception):
+    """This copy cannot check the transition (it did not see the game from its start: a
+    program restarted mid-game has lost its keys too). Nothing to sign, nothing to blame:
+    the player acknowledges nothing, as if away."""
 
 
 class Rejected(Exception):
@@ -97,7 +103,8 @@ class TransitionVerifier:
 
     def check(self, version: int, message: Mapping[str, Any]) -> Verdict:
         """The verdict on the transition a notification at ``version`` carries. Once one
-        failed, every later one is refused with the same rejection (the table halts)."""
+        failed, every later one is refused with the same rejection (the table halts).
+        Raises :class:`Unverifiable` when this copy missed the game's start."""
         with self._lock:
             if self.failed is not None:
                 return Verdict(rejection=self.failed)
@@ -136,7 +143,7 @@ class TransitionVerifier:
             return _fold(start, transition)
         state = self.state
         if state is None:
-            raise Rejected("no_history", "a transition before the game's start", "server")
+            raise Unverifiable("a transition before the game's start: this copy cannot check it")
         if self._owed:
             if transition != self._owed.pop(0):
                 raise Rejected(
@@ -213,9 +220,20 @@ def _fold(state: MacauaState, transition: dict[str, Any]) -> MacauaState:
         raise Rejected("bad_transition", "the transition does not apply", "server") from None
 
 
-def _evidence(transition: object) -> Any:
-    """The transition as received, cut to a size an acknowledgement can carry."""
+def _evidence(transition: object) -> dict[str, Any]:
+    """The transition as received: its kind, its player, its hash (which anyone can compare
+    with the hash of what the server recorded: a difference shows the server relayed one
+    thing and recorded another), and the transition itself, cut to a size an
+    acknowledgement can carry."""
+    if not isinstance(transition, Mapping):
+        return {"transition": None}
+    evidence: dict[str, Any] = {"type": str(transition.get("type", ""))[:64]}
+    if isinstance(transition.get("player"), str):
+        evidence["player"] = transition["player"][:64]
+    try:
+        evidence["hash"] = state_hash(transition)
+    except Exception:  # not canonical JSON: the cut text below is all there is
+        evidence["hash"] = None
     text = json.dumps(transition, sort_keys=True, default=str)
-    if len(text) <= EVIDENCE_BYTES:
-        return transition
-    return {"cut": text[:EVIDENCE_BYTES]}
+    evidence["transition"] = transition if len(text) <= EVIDENCE_BYTES else text[:EVIDENCE_BYTES]
+    return evidence
