@@ -230,6 +230,52 @@ def test_a_cheating_player_relayed_by_a_lax_server_is_rejected_and_blamed() -> N
     assert h.refused(cheat, command) == verdict.rejection["code"]
 
 
+def _relayed_by_a_lax_server(h: Harness, event: dict[str, Any], to: str) -> Any:
+    """What ``to``'s verifier says of ``event``, recorded as if the server had accepted it."""
+    before = h.local.state
+    after = h.table.evolve(before, event)
+    verifier = h.bots[to].verifier("g1")
+    for version, note in transcript(h, to):
+        assert verifier.check(version, note).signature is not None
+    return verifier.check(after.version, h.table.notify(before, event, after)[to])
+
+
+def test_a_key_with_a_broken_proof_signed_by_its_player_is_blamed_on_it() -> None:
+    h = Harness(2, {"max_turns": 40}, seed=4, bot=RandomMacauaBot)
+    cheat = h.game.waiting[0]
+    honest = next(p for p in h.seats if p != cheat)
+    bot = h.bots[cheat]
+    v = h.gview(cheat)
+    move = bot.keys_move(v, 0)
+    proof = move["keys"]["shuffle_proof"]
+    proof["z"] = proof["z"][:-2] + ("00" if proof["z"][-2:] != "00" else "01")
+    command = bot.sign(v, move)
+    signed = {k: val for k, val in command.items() if k != "type"}
+    verdict = _relayed_by_a_lax_server(
+        h, {"type": "macaua.keys", "player": cheat, "signed": signed}, honest
+    )
+    assert verdict.rejection is not None
+    assert verdict.rejection["blame"] == cheat
+    assert h.refused(cheat, command) == verdict.rejection["code"]
+
+
+def test_a_move_out_of_turn_signed_by_its_player_is_blamed_on_it() -> None:
+    h = Harness(3, {"max_turns": 40}, seed=6, bot=RandomMacauaBot)
+    h.to_play()
+    cheat = next(p for p in h.seats if p != h.game.current)
+    honest = h.game.current
+    bot = h.bots[cheat]
+    command = bot.sign(h.gview(cheat), {"kind": "draw"})
+    signed = {k: val for k, val in command.items() if k != "type"}
+    verdict = _relayed_by_a_lax_server(
+        h, {"type": "macaua.draw", "player": cheat, "signed": signed, "count": 1}, honest
+    )
+    assert verdict.rejection is not None
+    assert verdict.rejection["blame"] == cheat
+    assert verdict.rejection["code"] == "not_your_turn"
+    assert h.refused(cheat, command) == "not_your_turn"
+
+
 def test_a_verifier_needs_the_start_and_refuses_a_replay(played: Harness) -> None:
     h = played
     player = h.seats[1]

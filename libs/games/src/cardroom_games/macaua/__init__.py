@@ -66,12 +66,17 @@ so a move signed in one game, or under another deployment that reused a game id,
 refused (``wrong_game``) everywhere else.
 
 Test mode: ``shuffle_rounds`` may be lowered (tests use 2-8) for speed; the default, 64,
-is what stored production tables use. The bots verify nothing the server verified: a client
-that does not trust the server would check the same proofs (see
-``cardroom_mentalpoker.protocol``).
+is what stored production tables use.
+
+Transition signing: nobody has to trust the server. Every transition reaches every player
+whole, each player's program checks it on its own copy of the state with these same rules
+(:class:`TransitionVerifier`, in :mod:`.verify`) and acknowledges it with its signature, or
+with a rejection that halts the table (``macaua.rejected``) and blames the server or the
+player whose signed move broke the rules. The bots check and sign every transition.
 
 Off the event loop: checking a move is CPU work (a shuffle's argument about 0.1 s), so the
-rules say ``heavy = True`` and the gamemaster runs ``decide`` in a worker thread.
+rules say ``heavy = True`` and the gamemaster runs ``decide`` in a worker thread; the SDK runs
+each player's check of a transition in one too.
 """
 
 from .bots import HeuristicBot, MacauaBot, RandomMacauaBot, game_view
