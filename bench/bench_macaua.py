@@ -354,7 +354,8 @@ def main() -> None:
                 row["bare"] = bare(players)
             rows.append(row)
             report.line(
-                f"{players:>7} {kind:>9} {'ALL':>8} {'':>10} {'':>9} {checks:>9.3f} {total:>8.3f}   "
+                f"{players:>7} {kind:>9} {'ALL':>8} {'':>10} {'':>9} {checks:>9.3f} "
+                f"{total:>8.3f}   "
                 f"floor {mults} mults × {one * 1e6:.0f} µs = {floor:.3f} s "
                 f"(samples {min(probe.samples) * 1e6:.0f}-{max(probe.samples) * 1e6:.0f} µs)"
                 + (f", bare ops {row['bare']:.3f} s" if "bare" in row else "")
