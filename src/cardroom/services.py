@@ -11,7 +11,7 @@ from enum import StrEnum
 from cardroom_acktracker import AckTracker
 from cardroom_analytics import Analytics
 from cardroom_gamemaster import Gamemaster
-from cardroom_gateway import Gateway
+from cardroom_gateway import Gateway, Web
 from cardroom_projector import Projector
 from cardroom_relay import Relay
 from cardroom_runtime.host import Service
@@ -27,11 +27,12 @@ class ServiceName(StrEnum):
     timers = "timers"
     analytics = "analytics"
     gateway = "gateway"
+    web = "web"
     auth = "auth"  # NATS auth callout responder (deploy/); not a Host service, not in "all"
 
 
 SERVICES: dict[ServiceName, list[type[Service]]] = {
-    ServiceName.all: [Gamemaster, Relay, Projector, AckTracker, Timers, Analytics, Gateway],
+    ServiceName.all: [Gamemaster, Relay, Projector, AckTracker, Timers, Analytics, Gateway, Web],
     ServiceName.gamemaster: [Gamemaster],
     ServiceName.relay: [Relay],
     ServiceName.projector: [Projector],
@@ -39,4 +40,5 @@ SERVICES: dict[ServiceName, list[type[Service]]] = {
     ServiceName.timers: [Timers],
     ServiceName.analytics: [Analytics],
     ServiceName.gateway: [Gateway],
+    ServiceName.web: [Web],
 }

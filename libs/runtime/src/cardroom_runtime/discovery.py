@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
+import json
 import logging
+import os
 import shutil
 import threading
 from collections.abc import Callable
@@ -59,6 +62,9 @@ __all__ = [
     "ensure_database",
     "probe_nats",
     "probe_postgres",
+    "read_running",
+    "remove_running",
+    "write_running",
 ]
 
 log = logging.getLogger(__name__)
@@ -68,6 +74,40 @@ LOCAL_NATS_URL = "nats://127.0.0.1:4222"
 POSTGRES_IMAGE = "postgres:17-alpine"
 NATS_IMAGE = "nats:2-alpine"
 PROBE_TIMEOUT = 2.0
+
+
+RUNNING_FILE = "running.json"
+"""In the data folder: where a running ``cardroom serve`` says which servers it uses, so that
+other commands (``cardroom bots``, ``stats``, ...) in other terminals find the same ones, even
+embedded servers on ports nobody could guess."""
+
+
+def write_running(data_dir: Path, **fields: str | int | None) -> Path:
+    """Record this process's servers in ``data_dir`` (read by :func:`read_running`)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / RUNNING_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"pid": os.getpid(), **fields}, indent=2))
+    tmp.replace(path)
+    return path
+
+
+def remove_running(data_dir: Path) -> None:
+    """Forget the record, if it is still this process's."""
+    if (read_running(data_dir) or {}).get("pid") == os.getpid():
+        with contextlib.suppress(OSError):
+            (data_dir / RUNNING_FILE).unlink()
+
+
+def read_running(data_dir: Path) -> dict[str, Any] | None:
+    """The record of a ``cardroom serve`` still alive, or None (a stale one is ignored)."""
+    try:
+        record = json.loads((data_dir / RUNNING_FILE).read_text())
+        pid = int(record["pid"])
+        os.kill(pid, 0)  # raises when that process is gone
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 class DiscoveryError(RuntimeError):
@@ -129,6 +169,30 @@ class _Found:
     source: str
     closer: Callable[[], None] | None = None
     pid: int | None = None
+    ws_url: str | None = None
+
+
+async def _running(
+    starter: _Starter, key: str, probe: Callable[[str], Any], probe_timeout: float
+) -> _Found | None:
+    """The server a running ``cardroom serve`` of this data folder uses, if it answers."""
+    if starter.ephemeral:
+        return None
+    record = read_running(starter.data_dir)
+    url = record.get(key) if record else None
+    if not record or not isinstance(url, str):
+        return None
+    try:
+        await probe(url)
+    except Exception:
+        return None
+    shown = redact(url) if key == "database_admin_url" else url
+    ws = record.get("nats_ws_url") if key == "nats_url" else None
+    return _Found(
+        url,
+        f"the running cardroom (pid {record['pid']}, {starter.data_dir / RUNNING_FILE}): {shown}",
+        ws_url=ws if isinstance(ws, str) else None,
+    )
 
 
 @dataclass
@@ -146,6 +210,8 @@ class Services:
     """The PID of the embedded PostgreSQL postmaster, when this process started it."""
     nats_pid: int | None = None
     """The PID of the embedded nats-server, when this process started it."""
+    nats_ws_url: str | None = None
+    """NATS over WebSocket (browsers), when the server found is known to listen for it."""
     _closers: list[Callable[[], None]] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _closed: bool = field(default=False, repr=False)
@@ -329,6 +395,12 @@ async def _find_postgres(
                 f"Fix it, or unset it to let cardroom find or start a server."
             ) from exc
         return _Found(url, f"{ENV_DATABASE_URL} ({redact(url)})")
+    if mode in ("auto", "embedded"):
+        found = await _running(
+            starter, "database_admin_url", lambda u: probe_postgres(u, probe_timeout), probe_timeout
+        )
+        if found is not None:
+            return found
     if mode in ("auto", "local"):
         try:
             await probe_postgres(LOCAL_POSTGRES_URL, probe_timeout)
@@ -371,6 +443,12 @@ async def _find_nats(
                 f"Fix it, or unset it to let cardroom find or start a server."
             ) from exc
         return _Found(url, f"{ENV_NATS_URL} ({redact_nats(url)})")
+    if mode in ("auto", "embedded"):
+        found = await _running(
+            starter, "nats_url", lambda u: probe_nats(u, probe_timeout), probe_timeout
+        )
+        if found is not None:
+            return found
     if mode in ("auto", "local"):
         try:
             await probe_nats(LOCAL_NATS_URL, probe_timeout)
@@ -397,7 +475,7 @@ async def _find_nats(
     source = f"embedded nats-server ({server.binary}) on {url}, JetStream in {server.data_dir}"
     if skipped:
         source += f" [skipped: {'; '.join(skipped)}]"
-    return _Found(url, source, pid=server.pid)
+    return _Found(url, source, pid=server.pid, ws_url=server.ws_url)
 
 
 async def discover(
@@ -448,6 +526,7 @@ async def discover(
         mode=mode,
         postgres_pid=pg.pid,
         nats_pid=ns.pid,
+        nats_ws_url=ns.ws_url,
         _closers=starter.closers,
     )
     if starter.closers:

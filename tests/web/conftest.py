@@ -1,0 +1,97 @@
+"""A whole cardroom with its web edge, and a real Chromium driven by Playwright.
+
+The page is the one ``make run`` serves (built by ``make web``; built here when missing), the
+browser is Debian's ``chromium`` (``.ci/run`` installs it), the services run in this process
+on the run's servers. Screenshots go to ``build/screenshots/`` (ignored by git).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from cardroom_gateway import Web
+from cardroom_gateway.web import STATIC
+from cardroom_runtime import migrate
+from cardroom_runtime.games import load_games
+from cardroom_runtime.host import Host
+from cardroom_runtime.postgres import create_database, drop_database
+from playwright.async_api import Browser, async_playwright
+from support.browser import People, Person, WebStack
+
+from cardroom.services import SERVICES, ServiceName
+
+ROOT = Path(__file__).resolve().parents[2]
+_counter = itertools.count()
+
+
+def chromium() -> str:
+    """Debian's chromium (Playwright's own download is not used: it needs its CDN)."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise RuntimeError("no chromium on PATH: apt-get install chromium (.ci/run does it)")
+
+
+@pytest.fixture(scope="module")
+async def web_stack(
+    nats_url: str, database_admin_url: str, subject_root: str
+) -> AsyncIterator[WebStack]:
+    if not (STATIC / "app.js").is_file():  # `make test` built it; a bare pytest may not have
+        build = await asyncio.create_subprocess_exec("bash", str(ROOT / "web" / "build.sh"))
+        assert await build.wait() == 0, "make web failed"
+    load_games()
+    name = f"{subject_root}_web{next(_counter)}"
+    database_url = await create_database(database_admin_url, name)
+    await migrate.upgrade_async(database_url)
+    root = f"{subject_root}w{next(_counter)}"
+    host = Host(
+        SERVICES[ServiceName.all], nats_url=nats_url, database_url=database_url, subject_root=root
+    )
+    await host.start()
+    web = next(s for s in host.services if isinstance(s, Web))
+    assert web.url is not None, "the web edge did not listen"
+    try:
+        yield WebStack(web.url, root, host)
+    finally:
+        await host.stop()
+        await drop_database(database_admin_url, name)
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as pw:
+        launched = await pw.chromium.launch(
+            executable_path=chromium(), args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+async def people(browser: Browser, web_stack: WebStack) -> AsyncIterator[People]:
+    """``await people(phone=False)``: a new person with a browser profile of their own."""
+    made: list[Person] = []
+
+    async def make(phone: bool = False) -> Person:
+        viewport = {"width": 390, "height": 844} if phone else {"width": 1200, "height": 900}
+        context = await browser.new_context(viewport=viewport)  # type: ignore[arg-type]
+        person = Person(context, await context.new_page(), web_stack.url)
+        made.append(person)
+        return person
+
+    try:
+        yield make
+    finally:
+        for person in made:
+            await person.context.close()
+    # the pages must not have thrown anywhere along the way
+    errors = [e for p in made for e in p.errors]
+    assert not errors, errors

@@ -1,0 +1,188 @@
+"""Whole games in a real browser: the lobby, a table page per game, a reload mid-game, a
+spectator, a closed tab. Each test saves screenshots of its table pages in build/screenshots/.
+
+A browser player picks one of the moves its page offers (a random one, so a game does not
+replay one path); the tests wait on what the page shows (Playwright's selectors), never on
+the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+from support.browser import People, Person
+
+MOVE_WAIT_MS = 20_000  # a move of the other seats (bots, the house) arrives well within this
+
+
+async def create_table(
+    person: Person,
+    game_type: str,
+    *,
+    seats: int,
+    bots: int,
+    options: dict[str, str] | None = None,
+    away_after: float | None = None,
+    turn_timeout: float | None = None,
+) -> str:
+    page = person.page
+    await page.select_option("#game-type", game_type)
+    await page.fill("#seats", str(seats))
+    await page.fill("#bots", str(bots))
+    if options:
+        await page.click("details summary")
+        for name, value in options.items():
+            field = page.locator(f"[name={name}]")
+            if await field.evaluate("node => node.tagName") == "SELECT":
+                await field.select_option(value)
+            else:
+                await field.fill(value)
+    if away_after is not None:
+        await page.fill("#ack-timeout", str(away_after))
+    if turn_timeout is not None:
+        await page.fill("#turn-timeout", str(turn_timeout))
+    await page.click("#create")
+    table = page.locator(".table-page")
+    await table.wait_for()
+    game = await table.get_attribute("data-game")
+    assert game
+    return game
+
+
+async def play(person: Person, *, moves: int | None = None) -> int:
+    """Make moves until the game is over (or ``moves`` were made); return how many. A page
+    that offers nothing for too long is photographed (``<n>-stuck.png``) before failing."""
+    page = person.page
+    made = 0
+    rng = random.Random()
+    while moves is None or made < moves:
+        try:
+            await page.wait_for_selector("button.action, .game-over", timeout=MOVE_WAIT_MS)
+        except PlaywrightError:
+            await person.shot(f"stuck-{id(person)}")
+            raise
+        if await page.locator(".game-over").count():
+            break
+        buttons = page.locator("button.action")
+        count = await buttons.count()
+        if not count:
+            continue  # re-rendered between the two looks
+        try:
+            await buttons.nth(rng.randrange(count)).click(timeout=2_000)
+        except PlaywrightError:
+            continue  # the next notification replaced the buttons under the click
+        made += 1
+    return made
+
+
+async def log_lines(page: Page) -> list[str]:
+    return await page.locator(".log li").all_inner_texts()
+
+
+async def ranking(page: Page) -> list[str]:
+    await page.locator(".ranking").wait_for(timeout=MOVE_WAIT_MS)
+    return await page.locator(".ranking li").all_inner_texts()
+
+
+async def test_take5_with_bots_a_reload_and_a_spectator(people: People) -> None:
+    alice = await people()
+    await alice.sign_in("Alice")
+    game = await create_table(alice, "take5", seats=3, bots=2)
+    assert await play(alice, moves=3) == 3
+    await alice.shot("take5-table")
+    before = await log_lines(alice.page)
+    assert any("You are dealt 10 cards" in line for line in before)
+
+    # a reload: same player (from localStorage), the log kept, the table synced from the server
+    await alice.page.reload()
+    await alice.page.locator(".take5 .rows").wait_for()
+    assert (await log_lines(alice.page))[: len(before)] == before
+    assert await alice.page.locator("#connection").inner_text() == "Alice · connected"
+
+    # a spectator on a phone-sized screen: the lobby lists the table, Watch shows the board
+    # and never a hand
+    carol = await people(phone=True)
+    await carol.sign_in("Carol")
+    row = carol.page.locator(f'.table-row[data-game="{game}"]')
+    await row.locator("button.watch").click()
+    await carol.page.locator(".take5 .rows").wait_for(timeout=MOVE_WAIT_MS)
+    assert await carol.page.locator(".take5 .hand").count() == 0
+    assert await carol.page.locator("button.action").count() == 0
+    await carol.shot("take5-spectator-phone")
+
+    await play(alice)
+    places = await ranking(alice.page)
+    assert len(places) == 3
+    assert any("Alice (you)" in place for place in places)
+    assert (await log_lines(alice.page))[-1] == "Game over."
+    await alice.shot("take5-over")
+    await carol.page.locator(".ranking").wait_for(timeout=MOVE_WAIT_MS)
+    await carol.shot("take5-spectator-over")
+
+
+async def alone_with_bots(
+    people: People, game_type: str, *, seats: int, options: dict[str, str], shots: str
+) -> Person:
+    """Alice plays a whole game of ``game_type`` against bots; screenshots mid-game and at
+    the end, a ranking of every seat."""
+    alice = await people()
+    await alice.sign_in("Alice")
+    await create_table(alice, game_type, seats=seats, bots=seats - 1, options=options)
+    await play(alice, moves=2)
+    await alice.page.locator(f".{game_type} .players, .{game_type} .seats").first.wait_for()
+    await alice.shot(f"{shots}-table")
+    await play(alice)
+    assert len(await ranking(alice.page)) == seats
+    await alice.shot(f"{shots}-over")
+    return alice
+
+
+async def test_sixtysix_second_generation_with_a_bot(people: People) -> None:
+    alice = await alone_with_bots(
+        people, "sixtysix", seats=2, options={"protocol": "v2"}, shots="sixtysix-v2"
+    )
+    status = await alice.page.locator(".sixtysix .status").inner_text()
+    assert "second protocol generation" in status
+
+
+async def test_sixtysix_first_generation_two_people_one_closes_the_tab(people: People) -> None:
+    alice, bob = await people(), await people()
+    await alice.sign_in("Alice")
+    await bob.sign_in("Bob")
+    game = await create_table(
+        alice,
+        "sixtysix",
+        seats=2,
+        bots=0,
+        options={"protocol": "v1"},
+        away_after=2,
+        turn_timeout=2,
+    )
+    await alice.page.locator(".lobby-board").wait_for()
+    # Bob finds the table in his lobby and joins; the full table starts by itself
+    await bob.page.locator(f'.table-row[data-game="{game}"] button.join').click()
+    await bob.page.locator(".sixtysix").wait_for(timeout=MOVE_WAIT_MS)
+    await alice.page.locator(".sixtysix").wait_for(timeout=MOVE_WAIT_MS)
+    assert "first protocol generation" in await alice.page.locator(".sixtysix .status").inner_text()
+
+    await asyncio.gather(play(alice, moves=3), play(bob, moves=3))
+    await alice.shot("sixtysix-v1-table")
+    await bob.shot("sixtysix-v1-table-bob")
+    # Bob closes his tab: when his turn times out the house plays it, he does not acknowledge
+    # what follows, so he is marked away and the house plays his seat to the end
+    await bob.context.close()
+    await play(alice)
+    assert any("is away" in line for line in await log_lines(alice.page))
+    assert len(await ranking(alice.page)) == 2
+    await alice.shot("sixtysix-v1-over")
+
+
+async def test_papas_with_bots_and_a_reaction_countdown(people: People) -> None:
+    alice = await alone_with_bots(
+        people, "papas", seats=3, options={"reaction_seconds": "2"}, shots="papas"
+    )
+    log = await log_lines(alice.page)
+    assert any("to react" in line for line in log), "no reaction window was told"

@@ -1,0 +1,83 @@
+"""The web edge without a browser: what it serves, what it refuses, the NATS bridge."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+from support.browser import WebStack
+from websockets.asyncio.client import connect as ws_connect
+
+
+def _get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+async def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    return await asyncio.to_thread(_get, url, headers)
+
+
+async def get_json(url: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    status, body = await get(url, headers)
+    return status, json.loads(body)
+
+
+async def test_the_page_its_configuration_and_the_game_types(web_stack: WebStack) -> None:
+    status, page = await get(web_stack.url)
+    assert status == 200
+    assert b'<script type="module" src="/app.js">' in page
+    status, config = await get_json(web_stack.url + "config.json")
+    assert config == {"root": web_stack.root, "nats_ws": None}
+    status, games = await get_json(web_stack.url + "api/games")
+    types = {g["type"]: g for g in games["games"]}
+    # Macaua's seats need signing keys the page does not hold yet: not offered
+    assert set(types) == {"take5", "sixtysix", "papas"}
+    assert types["sixtysix"]["defaults"]["protocol"] == "v2"
+    # an unknown page path is the page (it routes by its fragment); a missing file is not
+    assert (await get(web_stack.url + "anything"))[0] == 200
+    assert (await get(web_stack.url + "missing.js"))[0] == 404
+
+
+@pytest.mark.parametrize("path", ["../pyproject.toml", "..%2F..%2Fpyproject.toml", "/etc/passwd"])
+async def test_no_file_outside_the_built_client(web_stack: WebStack, path: str) -> None:
+    status, body = await get(web_stack.url + path.lstrip("/"))
+    assert b"[project]" not in body
+    assert b"root:" not in body
+    assert status in (200, 404)
+
+
+async def test_bots_need_the_header_a_valid_count_and_a_real_table(web_stack: WebStack) -> None:
+    status, reply = await get_json(web_stack.url + "api/bots?game=g1&count=1")
+    assert status == 400
+    assert reply["error"]["code"] == "bad_request"
+    headers = {"X-Cardroom": "bots"}
+    status, reply = await get_json(web_stack.url + "api/bots?game=g1&count=99", headers)
+    assert status == 400
+    assert "between 1 and" in reply["error"]["message"]
+    status, reply = await get_json(web_stack.url + "api/bots?game=nosuchgame&count=1", headers)
+    assert status == 400
+    assert reply["error"]["code"] == "unknown_game"
+    status, reply = await get_json(web_stack.url + "api/public?game=bad.id")
+    assert status == 400
+    assert reply["error"]["code"] == "bad_id"
+    status, reply = await get_json(web_stack.url + "api/public?game=nosuchgame")
+    assert status == 404
+
+
+async def test_the_bridge_carries_the_nats_protocol_and_nothing_else(web_stack: WebStack) -> None:
+    url = web_stack.url.replace("http://", "ws://") + "nats"
+    async with ws_connect(url) as ws:
+        info = await asyncio.wait_for(ws.recv(), 5)
+        assert isinstance(info, bytes)
+        assert info.startswith(b"INFO ")
+        await ws.send(b'CONNECT {"verbose":false,"pedantic":false}\r\nPING\r\n')
+        assert await asyncio.wait_for(ws.recv(), 5) == b"PONG\r\n"

@@ -1,0 +1,477 @@
+// What each game's page shows. Everything comes from the player's notifications and views
+// (or the spectators' public view): a renderer draws a view, `patch` folds a notification's
+// own fields into the last view shown (so the table moves between views), `describe` turns
+// a notification into a line of the log. Nothing here knows a rule the server did not say.
+import { el } from "./dom.js";
+
+const words = (type) =>
+  String(type)
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .replace(/_/g, " ")
+    .toLowerCase()
+    .replace(/^./, (c) => c.toUpperCase());
+
+const clone = (value) => (value == null ? value : JSON.parse(JSON.stringify(value)));
+
+/** The player's hand: a card that a legal action plays is a button that plays it. */
+function yourHand(cards, ctx, actionFor, draw, title) {
+  if (!cards) return null;
+  return el(
+    "div",
+    { class: "hand" },
+    el("h3", {}, "Your hand"),
+    el(
+      "div",
+      { class: "cards" },
+      ...cards.map((card) => {
+        const action = actionFor(card);
+        if (!action) return draw(card);
+        const button = { class: "action card-button", title: title(card, action), onclick: () => ctx.act(action) };
+        return el("button", button, draw(card));
+      }),
+    ),
+  );
+}
+
+// -- take5 ----------------------------------------------------------------------------------
+function bullClass(bull) {
+  return bull >= 7 ? "b7" : bull >= 5 ? "b5" : bull >= 3 ? "b3" : bull >= 2 ? "b2" : "b1";
+}
+
+function take5Card(card, extra = {}) {
+  return el(
+    "div",
+    { class: `card t5 ${bullClass(card.bull)}`, title: `${card.face}: ${card.bull} bull(s)`, ...extra },
+    el("span", { class: "face" }, String(card.face)),
+    el("span", { class: "bulls" }, "▲".repeat(Math.min(card.bull, 7))),
+  );
+}
+
+const cardText = (card) => `${card.face}${card.bull > 1 ? ` (${card.bull} bulls)` : ""}`;
+
+const take5 = {
+  // seat index -> player id, from the state's `ids`
+  seatOf(state, index) {
+    return Object.entries(state?.ids || {}).find(([, i]) => i === index)?.[0];
+  },
+  patch(view, message) {
+    const state = view?.state;
+    if (!state) return view;
+    if ((message.type === "play_request" || message.type === "choose_request") && message.data) {
+      state.board = message.data;
+    }
+    if (message.type === "deal" && Array.isArray(message.data)) state.hand = message.data;
+    return view;
+  },
+  describe(message, ctx) {
+    const who = (index) => ctx.label(take5.seatOf(ctx.view?.state, index)) || `seat ${index + 1}`;
+    switch (message.type) {
+      case "deal":
+        return `You are dealt ${message.data.length} cards: ${message.data.map(cardText).join(", ")}.`;
+      case "play_request":
+        return "Your turn: pick a card to play.";
+      case "choose_request":
+        return "Your card is lower than every row: choose a row to take.";
+      case "played":
+        return `Cards played: ${message.data.map((p) => `${who(p.id)} ${cardText(p.card)}`).join(", ")}.`;
+      case "taken":
+        return `${who(message.data.id)} takes a row: ${message.data.stack.map(cardText).join(", ")} (${message.data.stack.reduce((n, c) => n + c.bull, 0)} bulls).`;
+      case "game_over":
+        return `Final scores: ${message.data.map((s) => `${who(s.player)} ${s.score}`).join(", ")}.`;
+      default:
+        return null;
+    }
+  },
+  render(view, actions, ctx) {
+    const state = view?.state || {};
+    const rows = Object.entries(state.board || {});
+    const chooseable = new Map(
+      actions.filter((a) => a.type === "choose_response").map((a) => [a.data, a]),
+    );
+    const playable = new Map(
+      actions.filter((a) => a.type === "play_response").map((a) => [`${a.data.face}`, a]),
+    );
+    const scores = new Map((state.scores || []).map((s) => [s.player, s.score]));
+    const waiting = new Set(state.waiting_for || []);
+    const seats = Object.entries(state.ids || {}).sort((a, b) => a[1] - b[1]);
+    return el(
+      "div",
+      { class: "take5" },
+      el(
+        "div",
+        { class: "players" },
+        ...seats.map(([player, index]) =>
+          ctx.seatChip(player, {
+            detail: `${scores.get(index) ?? 0} bulls`,
+            active: waiting.has(index) || state.chooser === index,
+          }),
+        ),
+      ),
+      el(
+        "p",
+        { class: "status" },
+        `Round ${state.round ?? "?"}, turn ${state.turn ?? "?"} of ${state.turn_count ?? "?"}. ` +
+          `A row takes ${state.stack_size ?? 5} cards; the game ends at ${state.win_score ?? 66} bulls.`,
+      ),
+      el(
+        "div",
+        { class: "rows" },
+        ...rows.map(([name, cards]) => {
+          const action = chooseable.get(name);
+          return el(
+            "div",
+            {
+              class: `row${action ? " pickable" : ""}`,
+              "data-row": name,
+              onclick: action ? () => ctx.act(action) : null,
+            },
+            el("span", { class: "row-name" }, name),
+            ...cards.map((c) => take5Card(c)),
+            action ? el("button", { class: "action", onclick: () => ctx.act(action) }, `Take row ${name}`) : null,
+          );
+        }),
+      ),
+      (state.played || []).length
+        ? el(
+            "div",
+            { class: "played" },
+            el("span", {}, "On the table: "),
+            ...(state.played || []).map((p) => take5Card(p.card ?? p)),
+          )
+        : null,
+      yourHand(state.hand, ctx, (card) => playable.get(`${card.face}`), take5Card, (card) => `Play ${card.face}`),
+    );
+  },
+};
+
+// -- the 66 game (both protocol generations) -----------------------------------------------
+function ssCard(value, { known = true, extra = {} } = {}) {
+  const shown = value == null ? "?" : String(value);
+  return el(
+    "div",
+    { class: `card ss${value == null ? " back" : ""}${known ? "" : " dim"}`, ...extra },
+    el("span", { class: "face" }, shown),
+  );
+}
+
+function ssActionLabel(action, ctx) {
+  const base = words(action.type);
+  if (action.cardIndex != null) return `${base}: card ${action.cardIndex + 1}`;
+  if (action.cardIndexes) return `${base}: cards ${action.cardIndexes.map((i) => i + 1).join(" & ")}`;
+  if (action.targetPlayerIndex != null) {
+    return `${base}: ${ctx.label(ctx.view?.state?.players?.[action.targetPlayerIndex])}`;
+  }
+  return base;
+}
+
+const sixtysix = {
+  patch(view, message) {
+    const state = view?.state;
+    if (!state) return view;
+    const me = state.playerIndex;
+    const copy = (...keys) => keys.forEach((k) => k in message && (state[k] = message[k]));
+    switch (message.type) {
+      case "BoardInitialized":
+        copy("deckSize", "deckCard", "discardedValue", "handSizes", "stopCounter", "round", "turn");
+        state.hands = (message.handSizes || []).map((n) => Array(n).fill(null));
+        state.roundScores = null;
+        break;
+      case "BoardUpdated":
+        copy("activePlayerIndex", "deckCard", "stopCounter", "turn", "deckSize", "discardedValue");
+        break;
+      case "GameState": // v1
+        copy("deckSize", "discardedValue", "handSizes");
+        break;
+      case "CardsRevealed":
+        for (const shown of message.cards || []) {
+          if (!shown.values || !(shown.lookingPlayerIndexes || []).includes(me)) continue;
+          const hand = state.hands?.[shown.targetPlayerIndex];
+          if (hand) shown.cardIndexes.forEach((i, k) => (hand[i] = shown.values[k]));
+        }
+        break;
+      case "CardsReplaced":
+        copy("discardedValue", "deckSize");
+        break;
+      case "FirstTwoCards": // v1
+        if (state.hands?.[me]) [state.hands[me][0], state.hands[me][1]] = [message.value1, message.value2];
+        break;
+      case "NextTurn": // v1
+        state.activePlayerIndex = message.playerIndex;
+        break;
+      case "YourTurn": // v1
+        state.activePlayerIndex = me;
+        break;
+      case "TookDeckCard": // v1
+        state.deckCard = message.value;
+        copy("deckSize");
+        break;
+      case "RoundFinished":
+        state.roundScores = message.scores;
+        copy("totalScores");
+        if (message.cards) state.hands = message.cards;
+        break;
+      case "GameFinished":
+        state.roundScores = message.scores;
+        copy("totalScores");
+        break;
+      default:
+        if ("discardedValue" in message) state.discardedValue = message.discardedValue;
+    }
+    return view;
+  },
+  describe(message, ctx) {
+    const state = ctx.view?.state || {};
+    const players = state.players || ctx.seats;
+    const me = state.playerIndex ?? players.indexOf(ctx.me);
+    const who = (i) => (i === me ? "You" : players[i] ? ctx.label(players[i]) : `player ${i + 1}`);
+    const cards = (idx) => (idx || []).map((i) => i + 1).join(" & ");
+    switch (message.type) {
+      case "BoardInitialized":
+        return `Round ${message.round} is dealt: ${message.handSizes.join("/")} cards each, ${message.deckSize} in the deck.`;
+      case "CardsRevealed":
+        return (message.cards || [])
+          .map((c) =>
+            c.values
+              ? `${c.lookingPlayerIndexes.includes(me) ? "You see" : "Seen"} ${who(c.targetPlayerIndex) === "You" ? "your" : `${who(c.targetPlayerIndex)}'s`} card(s) ${cards(c.cardIndexes)}: ${c.values.join(", ")}.`
+              : `${c.lookingPlayerIndexes.map(who).join(", ")} look(s) at ${who(c.targetPlayerIndex) === "You" ? "your" : `${who(c.targetPlayerIndex)}'s`} card(s) ${cards(c.cardIndexes)}.`,
+          )
+          .join(" ");
+      case "BoardUpdated":
+        if (message.activePlayerIndex != null) return `Turn ${message.turn}: ${who(message.activePlayerIndex)} to play.`;
+        if (message.deckCard != null) return `You drew ${message.deckCard}.`;
+        if (message.stopCounter != null && Object.keys(message).length === 2) return "Someone called stop: last turns!";
+        if (message.discardedValue != null) return `The discard pile shows ${message.discardedValue}.`;
+        return null;
+      case "CardsReplaced":
+        return `${who(message.playerIndex)} replaced card(s) ${cards(message.cardIndexes)} ${message.fromDeck ? "from the deck" : "with the discard"}; ${message.discardedValue} is discarded.`;
+      case "RoundFinished":
+        return `Round over. Points this round: ${message.scores.map((s, i) => `${who(i)} ${s}`).join(", ")}; total ${message.totalScores.map((s, i) => `${who(i)} ${s}`).join(", ")}.`;
+      case "GameFinished":
+        return `Game over after ${message.roundCount} rounds: ${message.totalScores.map((s, i) => `${who(i)} ${s}`).join(", ")}.`;
+      case "FirstTwoCards":
+        return `Your first two cards: ${message.value1} and ${message.value2}.`;
+      case "YourTurn":
+        return "Your turn.";
+      case "NextTurn":
+        return `${who(message.playerIndex)} to play.`;
+      case "TookDeckCard":
+        return `You drew ${message.value}.`;
+      case "GameState":
+        return `You sit at seat ${message.playerIndex + 1}; ${message.deckSize} cards in the deck, ${message.discardedValue} on the discard pile.`;
+      default: {
+        // the first generation's many small messages: their own fields, in words
+        const value = (k, v) => {
+          if (k === "playerIndex") return who(v);
+          if (k === "cardIndex") return v + 1;
+          if (k === "cardIndexes") return v.map((i) => i + 1).join(" & ");
+          return Array.isArray(v) ? v.join(" & ") : v;
+        };
+        const rest = Object.entries(message)
+          .filter(([k]) => k !== "type" && k !== "playerIndex")
+          .map(([k, v]) => `${words(k).toLowerCase().replace(/ indexes$/, "s").replace(/ index$/, "")} ${value(k, v)}`);
+        const actor = "playerIndex" in message ? `${who(message.playerIndex)}: ` : "";
+        return `${actor}${words(message.type).toLowerCase().replace(/^./, (c) => c.toUpperCase())}${rest.length ? ` (${rest.join(", ")})` : ""}.`;
+      }
+    }
+  },
+  render(view, actions, ctx) {
+    const state = view?.state || {};
+    const players = state.players || view?.seats || [];
+    const me = state.playerIndex;
+    return el(
+      "div",
+      { class: "sixtysix" },
+      el(
+        "p",
+        { class: "status" },
+        `The 66 game (${state.protocol === "v1" ? "first" : "second"} protocol generation), round ${state.round ?? "?"}, turn ${state.turn ?? "?"}. ` +
+          (state.stopperIndex != null || state.stopCounter != null ? "Stop was called: last turns. " : "") +
+          "Lowest total wins.",
+      ),
+      el(
+        "div",
+        { class: "piles" },
+        el("div", { class: "pile" }, el("span", {}, `Deck (${state.deckSize ?? "?"})`), ssCard(null)),
+        el("div", { class: "pile" }, el("span", {}, "Discard"), state.discardedValue != null ? ssCard(state.discardedValue) : el("div", { class: "card empty" })),
+        state.deckCard != null ? el("div", { class: "pile drawn" }, el("span", {}, "You drew"), ssCard(state.deckCard)) : null,
+      ),
+      el(
+        "div",
+        { class: "seats" },
+        ...players.map((player, i) =>
+          el(
+            "div",
+            { class: `seat${i === state.activePlayerIndex ? " active" : ""}${i === me ? " mine" : ""}` },
+            ctx.seatChip(player, {
+              detail: `${(state.totalScores || [])[i] ?? 0} pts${state.roundScores ? ` (+${state.roundScores[i]})` : ""}`,
+              active: i === state.activePlayerIndex,
+            }),
+            el(
+              "div",
+              { class: "cards" },
+              ...((state.hands || [])[i] || Array((state.handSizes || [])[i] || 0).fill(null)).map((value, k) => {
+                const card = ssCard(value, { extra: { title: `card ${k + 1}` } });
+                return el("div", { class: "slot" }, card, el("small", {}, `${k + 1}`));
+              }),
+            ),
+          ),
+        ),
+      ),
+      actions.length
+        ? el(
+            "div",
+            { class: "choices" },
+            ...actions.map((a) => el("button", { class: "action", onclick: () => ctx.act(a) }, ssActionLabel(a, ctx))),
+          )
+        : null,
+    );
+  },
+};
+
+// -- papas ----------------------------------------------------------------------------------
+const papasName = (name) => words(name || "card");
+
+function papasCard(card, extra = {}) {
+  return el(
+    "div",
+    { class: `card papas kind-${card.kind}${card.alarm ? " alarm" : ""}`, title: `${papasName(card.name)} (${card.kind}, value ${card.value})`, ...extra },
+    el("span", { class: "name" }, papasName(card.name)),
+    el("span", { class: "value" }, card.kind === "potato" ? "●" : card.kind === "wildcard" ? "★" : `${card.value}`),
+    el("span", { class: "kind" }, card.kind),
+    card.alarm ? el("span", { class: "flag", title: "alarm" }, "!") : null,
+  );
+}
+
+function papasActionLabel(action, ctx, hand) {
+  const name = (id) => papasName(hand.get(id)?.name ?? `card ${id}`);
+  switch (action.type) {
+    case "PlayCard":
+      return `Play ${name(action.card)}`;
+    case "PlayInterrupt":
+      return `Interrupt with ${name(action.card)}`;
+    case "PlayThreesome":
+      return `Play three: ${action.cards.map(name).join(", ")}`;
+    case "SelectTargets":
+      return `Target ${action.targets.map((p) => ctx.label(p)).join(", ")}`;
+    case "SelectCard":
+      return `Pick a hidden card (${action.token.slice(0, 4)})`;
+    case "SelectCardName":
+      return `Name "${papasName(action.name)}"`;
+    case "SkipReaction":
+      return "Let it pass";
+    case "EndTurn":
+      return "End turn (draw)";
+    default:
+      return words(action.type);
+  }
+}
+
+const PAPAS_PUBLIC = ["state", "active", "order", "potatoes", "hand_counts", "deck_count", "discard_count", "reaction", "winner", "named"];
+
+const papas = {
+  patch(view, message) {
+    const state = view?.state;
+    if (!state) return view;
+    // every papas message carries the table's public fields under the view's own names
+    for (const key of PAPAS_PUBLIC) if (key in message) state[key] = message[key];
+    if (Array.isArray(message.hand)) state.hand = message.hand;
+    return view;
+  },
+  describe(message, ctx) {
+    const who = (p) => ctx.label(p);
+    const card = (c) => (c ? papasName(c.name) : "a card");
+    switch (message.type) {
+      case "GameStart":
+        return `The game starts: ${message.hand_size} cards each; first to ${message.threshold} potatoes wins. ${who(message.active)} begins.`;
+      case "PlayCard":
+        return `${who(message.player)} plays ${card(message.card)}.`;
+      case "SelectTargets":
+        return `${who(message.player)} targets ${message.targets.map(who).join(", ")}${message.reaction ? ` — ${message.reaction.seconds} s to react` : ""}.`;
+      case "NoInterrupt":
+        return `Nobody interrupts; ${message.play?.name ? papasName(message.play.name) : "the play"} goes ahead${message.awarded ? ` (+${message.awarded} potatoes)` : ""}.`;
+      case "InterruptPlayed":
+        return `${who(message.player)} interrupts with ${card(message.card)}!`;
+      case "ActionResolved":
+        return `${papasName(message.name)} resolved${message.targets?.length ? ` on ${message.targets.map(who).join(", ")}` : ""}.`;
+      case "DrawCard":
+        return `${who(message.player)} draws ${message.drawn ? message.drawn.map(card).join(", ") : `${message.drawn_count} card(s)`}.`;
+      case "EndTurn":
+        return `${who(message.player)} ends the turn and draws ${message.drawn_count}.`;
+      case "NextTurn":
+        return `${who(message.player)}'s turn.`;
+      case "SkipReaction":
+        return `${who(message.player)} lets it pass.`;
+      case "PlayThreesome":
+        return `${who(message.player)} plays three ${papasName(message.kind)} for ${message.reward} potatoes${message.reaction ? ` — ${message.reaction.seconds} s to react` : ""}.`;
+      case "CardSelection":
+        return `${who(message.player)} picks one of ${who(message.target)}'s ${message.count} cards.`;
+      case "CardSelected":
+        return `${who(message.player)} took a card from ${who(message.target)}.`;
+      case "CardNameSelected":
+        return `${who(message.player)} names "${papasName(message.name)}" at ${who(message.target)}.`;
+      case "EndScore":
+        return `${who(message.winner)} wins! Potatoes: ${Object.entries(message.scores).map(([p, s]) => `${who(p)} ${s}`).join(", ")}.`;
+      default:
+        return `${words(message.type)}${message.player ? ` (${who(message.player)})` : ""}.`;
+    }
+  },
+  render(view, actions, ctx) {
+    const state = view?.state || {};
+    const hand = new Map((state.hand || []).map((c) => [c.id, c]));
+    const playable = new Map();
+    for (const a of actions) if ((a.type === "PlayCard" || a.type === "PlayInterrupt") && !playable.has(a.card)) playable.set(a.card, a);
+    const reaction = state.reaction;
+    return el(
+      "div",
+      { class: "papas" },
+      el(
+        "div",
+        { class: "players" },
+        ...(state.order || view?.seats || []).map((p) =>
+          ctx.seatChip(p, {
+            detail: `${state.potatoes?.[p] ?? 0} potatoes · ${state.hand_counts?.[p] ?? "?"} cards`,
+            active: p === state.active,
+          }),
+        ),
+      ),
+      el(
+        "p",
+        { class: "status" },
+        `${words(state.state || "")}. First to ${state.threshold ?? "?"} potatoes wins. Deck ${state.deck_count ?? "?"}, discard ${state.discard_count ?? "?"}.`,
+      ),
+      reaction && reaction.players?.length
+        ? el("p", { class: "reaction" }, `Reaction window: ${reaction.players.map((p) => (p === ctx.me ? "you" : ctx.label(p))).join(", ")} may interrupt. `, ctx.countdown(reaction.seconds, `papas-${reaction.window}`))
+        : null,
+      state.play
+        ? el("div", { class: "played" }, el("span", {}, `${state.play.player === ctx.me ? "You" : ctx.label(state.play.player)} played: `), ...(state.play.cards || []).map((c) => papasCard(c)))
+        : null,
+      (state.discard || []).length
+        ? el("div", { class: "discard" }, el("span", {}, "Discard: "), papasCard(state.discard[state.discard.length - 1]))
+        : null,
+      yourHand(state.hand, ctx, (c) => playable.get(c.id), papasCard, (c, action) => papasActionLabel(action, ctx, hand)),
+      actions.length
+        ? el(
+            "div",
+            { class: "choices" },
+            ...actions
+              .filter((a) => a.type !== "PlayCard")
+              .map((a) => el("button", { class: "action", onclick: () => ctx.act(a) }, papasActionLabel(a, ctx, hand))),
+          )
+        : null,
+    );
+  },
+};
+
+export const GAMES = { take5, sixtysix, papas };
+
+const NAMES = { take5: "Take 5", sixtysix: "The 66 game", papas: "Papas" };
+
+export function gameName(type) {
+  return NAMES[type] || words(type);
+}
+
+export function gameOf(type) {
+  return GAMES[type] || null;
+}
+
+export { clone, words };
