@@ -122,6 +122,13 @@ def _set(items: tuple[Any, ...], index: int, value: Any) -> tuple[Any, ...]:
     return tuple(changed)
 
 
+def _search_bot(player: str) -> Any:
+    """The information-set search bot (``.search``, which imports these rules)."""
+    from .search import search_bot
+
+    return search_bot(player)
+
+
 def game_is_over(scores: Sequence[int], win_score: int) -> bool:
     """The game loop: play on while everyone is below win_score or the lowest is tied."""
     if max(scores) < win_score:
@@ -135,7 +142,11 @@ class Take5(GameRules[Take5State]):
     min_players: ClassVar[int] = MIN_PLAYERS
     max_players: ClassVar[int] = MAX_PLAYERS
     config_model: ClassVar[type[Take5Config]] = Take5Config
-    bots: ClassVar[Mapping[str, BotFactory]] = {"random": RandomBot, "heuristic": HeuristicBot}
+    bots: ClassVar[Mapping[str, BotFactory]] = {
+        "random": RandomBot,
+        "heuristic": HeuristicBot,
+        "search": lambda player: _search_bot(player),
+    }
 
     def __init__(self) -> None:
         self._evolvers: dict[str, Callable[[Take5State, Event], Take5State]] = {

@@ -1,0 +1,150 @@
+"""Bot strength: tournaments through the services, ranked by analytics' openskill ratings.
+
+For each game with a search bot, the search, heuristic and random bots play
+``BENCH_STRENGTH_GAMES`` games at one table (seats rotate) through every service (its own
+database and subject root on the servers the tests use), exactly as ``cardroom tournament``
+plays them; the ratings are analytics' (openskill Plackett-Luce). The order is shown when
+each kind's mu is above the next one's by more than twice their combined sigma
+("separated"). The search bot's time per move at its default strength is printed beside.
+
+Run: ``make strength`` (``BENCH_STRENGTH_GAMES``, default 60; ``BENCH_STRENGTH_GAMES_ONLY``:
+a comma-separated subset of games).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+import time
+from typing import Any
+
+from common import (
+    Report,
+    env_int,
+    env_list,
+    fresh_database,
+    servers,
+    start_watchdog,
+    unique_name,
+)
+
+# game, the kinds from the expected strongest to the weakest, config
+TOURNAMENTS: list[tuple[str, list[str], dict[str, Any]]] = [
+    ("take5", ["search", "heuristic", "random"], {"win_score": 66}),
+]
+
+
+def separated(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return float(a["mu"]) - float(b["mu"]) > 2 * math.hypot(float(a["sigma"]), float(b["sigma"]))
+
+
+async def move_time(game: str) -> float:
+    """Seconds per choice of the search bot at its default strength (in-memory games)."""
+    import random
+
+    from cardroom_engine import registry
+    from cardroom_engine.simulate import bots_chooser, play
+
+    rules = registry.get(game)
+    made = {p: rules.bots["search"](p) for p in ("s0", "s1", "s2")}
+    spent = 0.0
+    choices = 0
+
+    for p, bot in made.items():
+        inner = bot.choose
+
+        def timed(view: Any, actions: Any, rng: Any, inner: Any = inner) -> Any:
+            nonlocal spent, choices
+            t0 = time.perf_counter()
+            try:
+                return inner(view, actions, rng)
+            finally:
+                spent += time.perf_counter() - t0
+                choices += 1
+
+        bot.choose = timed  # type: ignore[method-assign]
+        made[p] = bot
+    chooser = bots_chooser(rules, dict.fromkeys(made, "search"), made)
+    await asyncio.to_thread(play, rules, list(made), random.Random(1), None, chooser)
+    return spent / max(choices, 1)
+
+
+async def main() -> None:
+    from cardroom_runtime.games import load_games
+    from cardroom_runtime.host import Host
+
+    from cardroom.analytics_cli import run_tournament
+    from cardroom.services import SERVICES, ServiceName
+
+    load_games()
+    start_watchdog()
+    games = env_int("BENCH_STRENGTH_GAMES", 60)
+    only = set(env_list("BENCH_STRENGTH_GAMES_ONLY", [t[0] for t in TOURNAMENTS]))
+    report = Report("strength")
+    report.sizes = {"games": games}
+    rows: list[dict[str, Any]] = []
+    async with servers() as services, fresh_database(services, "strength") as (_, url):
+        root = unique_name("strength")
+        host = Host(
+            SERVICES[ServiceName.all],
+            nats_url=services.nats_url,
+            database_url=url,
+            subject_root=root,
+        )
+        await host.start()
+        try:
+            for game, kinds, config in TOURNAMENTS:
+                if game not in only:
+                    continue
+                result = await run_tournament(
+                    services.nats_url,
+                    root,
+                    game,
+                    kinds,
+                    games,
+                    concurrency=4,
+                    config=config,
+                    timeout=600,
+                )
+                per_move = await move_time(game)
+                ratings = {r["kind"]: r for r in result.leaderboard["ratings"]}
+                report.line(
+                    f"\n{game}: {len(result.games)} games ({result.failed} failed) in "
+                    f"{result.seconds:.0f} s; search bot {per_move * 1000:.0f} ms a move"
+                )
+                report.line(f"{'kind':<10} {'mu':>7} {'sigma':>6} {'wins':>5} {'avg rank':>9}")
+                for kind in kinds:
+                    r = ratings[kind]
+                    report.line(
+                        f"{kind:<10} {r['mu']:>7.2f} {r['sigma']:>6.2f} {r['wins']:>5} "
+                        f"{r['avg_rank']:>9.2f}"
+                    )
+                order = [
+                    f"{a} > {b}: "
+                    + ("separated" if separated(ratings[a], ratings[b]) else "NOT separated")
+                    for a, b in itertools.pairwise(kinds)
+                ]
+                report.line("  " + "; ".join(order))
+                rows.append(
+                    {
+                        "game": game,
+                        "games": len(result.games),
+                        "failed": result.failed,
+                        "ratings": {
+                            k: {"mu": ratings[k]["mu"], "sigma": ratings[k]["sigma"]} for k in kinds
+                        },
+                        "separated": [
+                            separated(ratings[a], ratings[b]) for a, b in itertools.pairwise(kinds)
+                        ],
+                        "search_move_s": per_move,
+                    }
+                )
+        finally:
+            await host.stop()
+    report.data = {"results": rows}
+    report.write()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
