@@ -43,8 +43,10 @@ def _setup_logging(verbose: bool) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     if not verbose:
-        for noisy in ("faststream", "nats", "aiosqlite", "sqlalchemy", "alembic", "websockets"):
-            logging.getLogger(noisy).setLevel(logging.WARNING)
+        noisy = ("faststream", "nats", "aiosqlite", "sqlalchemy", "alembic", "websockets")
+        # the set-up connections' "disconnected" lines too: closing them is the plan
+        for name in (*noisy, "cardroom_runtime.nats"):
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 async def _prepare() -> tuple[Any, str, str]:

@@ -439,7 +439,7 @@ const papas = {
         { class: "status" },
         `${words(state.state || "")}. First to ${state.threshold ?? "?"} potatoes wins. Deck ${state.deck_count ?? "?"}, discard ${state.discard_count ?? "?"}.`,
       ),
-      reaction && reaction.players?.length
+      state.state === "ReactionPhase" && reaction?.players?.length
         ? el("p", { class: "reaction" }, `Reaction window: ${reaction.players.map((p) => (p === ctx.me ? "you" : ctx.label(p))).join(", ")} may interrupt. `, ctx.countdown(reaction.seconds, `papas-${reaction.window}`))
         : null,
       state.play
