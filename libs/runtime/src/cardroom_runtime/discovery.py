@@ -225,13 +225,6 @@ class Services:
         """One line per server: where it came from."""
         return f"PostgreSQL: {self.database_source}\nNATS: {self.nats_source}"
 
-    def as_env(self, database_url: str | None = None) -> dict[str, str]:
-        """Environment variables that point a child process at these servers."""
-        return {
-            ENV_DATABASE_URL: database_url or self.database_admin_url,
-            ENV_NATS_URL: self.nats_url,
-        }
-
     @property
     def closed(self) -> bool:
         return self._closed

@@ -479,10 +479,3 @@ class Host:
         if self._store is not None:
             await self._store.close()
             self._store = None
-
-    async def run_forever(self, stop: asyncio.Event) -> None:
-        await self.start()
-        try:
-            await stop.wait()
-        finally:
-            await self.stop()

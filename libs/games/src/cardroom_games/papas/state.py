@@ -7,8 +7,6 @@ from typing import Annotated, Final, Literal, NamedTuple
 from cardroom_engine.fields import builder
 from pydantic import BaseModel, ConfigDict, Field
 
-from .cards import CARD_NAME
-
 # The state machine's states (see the package docs), plus Setup (before the deal) and GameEnd.
 SETUP: Final = "Setup"
 PLAYER_TURN: Final = "PlayerTurn"
@@ -90,9 +88,6 @@ class State(NamedTuple):
 
     def seat(self, player: str) -> int:
         return self.seats.index(player)
-
-    def hand_names(self, seat: int) -> list[str]:
-        return [CARD_NAME[c] for c in self.hands[seat]]
 
     def next_seat(self, seat: int, steps: int = 1) -> int:
         return (seat + self.direction * steps) % len(self.seats)

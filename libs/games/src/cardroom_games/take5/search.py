@@ -25,7 +25,7 @@ from cardroom_engine.search import SearchBot
 
 from . import protocol as p
 from .config import ROWS, Take5Config
-from .placement import cheapest_row, target_row
+from .placement import cheapest_row, play_cost
 from .rules import Phase, Take5, Take5State
 
 __all__ = ["Take5Determinizer", "rollout", "search_bot"]
@@ -138,8 +138,7 @@ def rollout(
         return p.choose_response(cheapest_row(state.rows, state.bulls))
     seat = state.seats.index(player)
     for face in state.hands[seat]:
-        row = target_row(state.rows, face)
-        if row is not None and len(state.rows[row]) < state.config.stack_size:
+        if play_cost(state.rows, face, state.config.stack_size, state.bulls) == 0:
             return p.play_response(face, state.bulls)
     return rng.choice(actions)
 
