@@ -59,14 +59,19 @@ def _pipeline_parts(d: dict[str, Any]) -> Parts:
     figures = {
         "p50_ms": _d(d, "latency_ms", "p50"),
         "p99_ms": _d(d, "latency_ms", "p99"),
-        "over_floor": d.get("latency_over_floor_p50"),
-        "over_back_to_back": d.get("latency_over_back_to_back_floor_p50"),
+        # the floor sampled before each command (2026-11-27 on), else the old paced one
+        "over_floor": d.get("latency_over_floor_p50") or _d(d, "latency_over_floor", "p50"),
     }
-    floors = {
-        "p50_ms": _d(d, "floor_ms", "p50"),
-        "back_to_back_p50_ms": _d(d, "floor_back_to_back_ms", "p50"),
-        **bounds,
-    }
+    if "latency_over_back_to_back_floor_p50" in d:
+        figures["over_back_to_back"] = d["latency_over_back_to_back_floor_p50"]
+    if "latency_over_old_floor_p50" in d:
+        figures["over_old_floor"] = d["latency_over_old_floor_p50"]
+        figures["p999_ms"] = _d(d, "latency_ms", "p999")
+    floors = {"p50_ms": _d(d, "floor_ms", "p50"), **bounds}
+    if "floor_back_to_back_ms" in d:
+        floors["back_to_back_p50_ms"] = _d(d, "floor_back_to_back_ms", "p50")
+    if "old_floor_ms" in d:
+        floors["old_p50_ms"] = _d(d, "old_floor_ms", "p50")
     return figures, floors, v
 
 
@@ -200,6 +205,8 @@ def _pipeline(f: dict[str, Any], fl: dict[str, Any]) -> str:
     )
     if "over_back_to_back" in f:
         line += f" (back to back {_f(f['over_back_to_back'], '.1f')}x)"
+    if "over_old_floor" in f:
+        line += f" (old floor {_f(f['over_old_floor'], '.1f')}x)"
     return line
 
 
