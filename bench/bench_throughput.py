@@ -4,12 +4,16 @@ PostgreSQL, writing the very same events.
 
 - ours: BENCH_GAMES (default 200) concurrent bot games (two bots each, game BENCH_GAME,
   default the test game ``highcard``) play through gamemaster, relay, projector and
-  acktracker, each a separate OS process, in a fresh database. Sustained rate: the events
-  between the 10th and the 90th percentile of their commit times (``recorded_at``), divided
-  by that span (the ramp-up and the tail of the last games are left out); the wall-clock rate
-  is reported too.
+  acktracker, each a separate OS process, in a fresh database. Counted as the peer is: every
+  event, over the time from the first event's commit to the moment every event was also
+  relayed and projected (both read on the database's clock). Until 2026-11-27 ours was
+  counted over the 10th-90th percentile window of the commit times, stretched by the
+  followers' catch-up, and the peer over its whole wall time (a like-for-like count is
+  10-17% lower for ours); that count is still printed ("window").
 - peer: the ``eventsourcing`` library (its POSTGRES persistence, ``Application`` with the
-  default ``PostgresApplicationRecorder``) in another fresh database: one aggregate per game
+  default ``PostgresApplicationRecorder``), in its default configuration and in its fastest
+  (``POSTGRES_ENABLE_DB_FUNCTIONS``: inserts through its stored functions, without its
+  table lock), each in another fresh database: one aggregate per game
   of ours, the same number of events per aggregate and the same event data (the first event
   is the aggregate's ``Created``), each ``app.save()`` appending one single event in its own
   transaction. Concurrency: BENCH_PEER_THREADS (default 16) threads, each owning a share of
@@ -23,7 +27,8 @@ Rounds: ours then the peer (on ours' events of that round), BENCH_ROUNDS times (
 the figure held against the target is the median of the rounds' ratios (this machine's
 speed drifts within minutes; one pair was a coin toss).
 
-Target: ours at least 2x the peer (reported PASS/MISS, not asserted).
+Target: ours at least 2x the peer in its fastest configuration (reported PASS/MISS, not
+asserted); the ratio to its default one is printed beside.
 Run alone: ``BENCH_GAMES=10 uv run --frozen python bench/bench_throughput.py``.
 """
 
@@ -85,6 +90,7 @@ class Ours:
     cpu: dict[str, float]
     catch_up: float  # seconds after the last game ended until relay and projector caught up
     window: float  # seconds between the 10th and 90th percentile commits (the sustained span)
+    span: float  # from the first event's commit until every event was relayed and projected
 
     @property
     def wall_rate(self) -> float:
@@ -96,11 +102,16 @@ class Ours:
         return self.events / (self.seconds + self.catch_up)
 
     @property
-    def rate(self) -> float:
-        """The figure held against the target: the sustained commit rate, stretched by the
-        followers' backlog (the events of the window were only all projected and relayed
-        ``catch_up`` seconds after the run)."""
+    def window_rate(self) -> float:
+        """The count until 2026-11-27: the sustained commit rate, stretched by the
+        followers' backlog."""
         return self.sustained * self.window / (self.window + self.catch_up)
+
+    @property
+    def rate(self) -> float:
+        """The figure held against the target, counted as the peer's: every event over the
+        time from the first commit until every event was relayed and projected."""
+        return self.events / self.span
 
 
 def sustained_rate(
@@ -163,6 +174,7 @@ async def ours(services: Services, games: int, game_type: str, config: dict[str,
                         if await follower.fetchval(CAUGHT_UP):
                             break
                         await asyncio.sleep(0.05)
+                    caught_up_at = await follower.fetchval("SELECT clock_timestamp()")
                 finally:
                     await follower.close()
                 catch_up = time.perf_counter() - t0 - elapsed
@@ -182,7 +194,8 @@ async def ours(services: Services, games: int, game_type: str, config: dict[str,
             await conn.close()
     rows = [Row(**dict(r)) for r in records]
     rate, window = sustained_rate([r.recorded_at for r in rows])
-    return Ours(games, len(rows), elapsed, rate, rows, cpu, catch_up, window)
+    span = (caught_up_at - min(r.recorded_at for r in rows)).total_seconds()
+    return Ours(games, len(rows), elapsed, rate, rows, cpu, catch_up, window, span)
 
 
 # -- the peer: the eventsourcing library ----------------------------------------------------------
@@ -205,7 +218,9 @@ def _game_log() -> Any:
     return GameLog
 
 
-def peer(services: Services, dbname: str, rows: list[Row], threads: int) -> tuple[float, Any]:
+def peer(
+    services: Services, dbname: str, rows: list[Row], threads: int, fast: bool = False
+) -> tuple[float, Any]:
     """Append ``rows`` with eventsourcing, one event per save; returns the seconds it took and
     the application (to close once its backends' CPU time is read)."""
     from eventsourcing.application import Application
@@ -223,6 +238,7 @@ def peer(services: Services, dbname: str, rows: list[Row], threads: int) -> tupl
             "POSTGRES_POOL_SIZE": str(threads),
             "POSTGRES_MAX_OVERFLOW": "0",
             "POSTGRES_MAX_WAITING": "0",
+            "POSTGRES_ENABLE_DB_FUNCTIONS": "y" if fast else "no",
         }
     )
     streams: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
@@ -343,15 +359,16 @@ async def limit(url: str, rows: list[Row], batch: int) -> float:
 
 
 async def peer_round(
-    services: Services, o: Ours, threads: int, batch: int, with_limit: bool
+    services: Services, o: Ours, threads: int, batch: int, with_limit: bool, fast: bool = False
 ) -> tuple[float, float, float | None]:
-    """The peer writing the events ``o`` committed: (seconds, CPU seconds, and the limit's
-    seconds when asked, on the same database)."""
+    """The peer (in its fastest configuration with ``fast``) writing the events ``o``
+    committed: (seconds, CPU seconds, and the limit's seconds when asked, on the same
+    database)."""
     async with fresh_database(services, "bench_tp_peer", migrate=False) as (name, url):
         watcher = await asyncpg.connect(asyncpg_dsn(services.database_admin_url))
         try:
             own0, pg0 = cpu_seconds(), await backend_cpu(watcher, name)
-            peer_s, app = await asyncio.to_thread(peer, services, name, o.rows, threads)
+            peer_s, app = await asyncio.to_thread(peer, services, name, o.rows, threads, fast)
             own1, pg1 = cpu_seconds(), await backend_cpu(watcher, name)
             app.close()
         finally:
@@ -389,7 +406,8 @@ async def main() -> None:
     from cardroom_runtime.games import load_games
 
     load_games("support.highcard:GAME")
-    measured: list[tuple[Ours, float, float]] = []  # ours, peer seconds, peer CPU seconds
+    # ours, the peer's seconds and CPU seconds (default), the same in its fastest configuration
+    measured: list[tuple[Ours, float, float, float, float]] = []
     limit_s = float("nan")
     async with servers() as services:
         report.line(
@@ -401,14 +419,16 @@ async def main() -> None:
             peer_s, peer_cpu, lim = await peer_round(
                 services, o, threads, batch, with_limit=r == rounds - 1
             )
+            fast_s, fast_cpu, _ = await peer_round(services, o, threads, batch, False, fast=True)
             if lim is not None:
                 limit_s = lim
-            measured.append((o, peer_s, peer_cpu))
+            measured.append((o, peer_s, peer_cpu, fast_s, fast_cpu))
             per_k = {k: 1000 * v / o.events for k, v in o.cpu.items()}
             report.line(
-                f"  round {r + 1}: ours {o.rate:6.0f} events/s (sustained {o.sustained:.0f} over "
-                f"{o.window:.1f} s, followers caught up {o.catch_up:.2f} s later; wall "
-                f"{o.wall_rate:.0f}), peer {o.events / peer_s:5.0f} events/s: "
+                f"  round {r + 1}: ours {o.rate:6.0f} events/s ({o.events} events over "
+                f"{o.span:.1f} s, first commit to all projected; window count "
+                f"{o.window_rate:.0f}), peer fastest {o.events / fast_s:5.0f} events/s: "
+                f"{o.rate * fast_s / o.events:.2f}x; peer default {o.events / peer_s:5.0f}: "
                 f"{o.rate * peer_s / o.events:.2f}x"
             )
             report.line(
@@ -417,10 +437,12 @@ async def main() -> None:
                 + f"; ours {1000 * sum(o.cpu.values()) / o.events:.1f}, "
                 f"peer {1000 * peer_cpu / o.events:.1f}"
             )
-    ratios = [o.rate * peer_s / o.events for o, peer_s, _ in measured]
+    ratios = [o.rate * fast_s / o.events for o, _, _, fast_s, _ in measured]
+    default_ratios = [o.rate * peer_s / o.events for o, peer_s, _, _, _ in measured]
+    window_ratios = [o.window_rate * peer_s / o.events for o, peer_s, _, _, _ in measured]
     over_peer = statistics.median(ratios)
     # the round whose ratio is the median stands for the run in the figures below
-    o, peer_s, peer_cpu = measured[median_round(ratios)]
+    o, peer_s, peer_cpu, fast_s, fast_cpu = measured[median_round(ratios)]
     peer_rate = o.events / peer_s
     limit_rate = measured[-1][0].events / limit_s
     over_limit = measured[-1][0].rate / limit_rate
@@ -434,8 +456,13 @@ async def main() -> None:
     )
     v = verdict(over_peer, TARGET_OVER_PEER)
     report.line(
-        f"  ours/peer, median of {len(ratios)} round(s): {over_peer:.2f}x "
+        f"  ours/peer (fastest), median of {len(ratios)} round(s): {over_peer:.2f}x "
         f"({', '.join(f'{x:.2f}' for x in ratios)}; target >= {TARGET_OVER_PEER:.0f}x: {v})"
+    )
+    report.line(
+        f"  ours/peer (default): {statistics.median(default_ratios):.2f}x; the count until "
+        f"2026-11-27 (ours' window against the default peer): "
+        f"{statistics.median(window_ratios):.2f}x"
     )
     report.sizes["events"] = o.events
     report.data.update(
@@ -453,9 +480,13 @@ async def main() -> None:
                     "followers_catch_up_seconds": mo.catch_up,
                     "peer_events_per_second": mo.events / ps,
                     "peer_cpu_seconds": pc,
-                    "ours_over_peer": mo.rate * ps / mo.events,
+                    "ours_over_peer_default": mo.rate * ps / mo.events,
+                    "peer_fastest_events_per_second": mo.events / fs,
+                    "peer_fastest_cpu_seconds": fc,
+                    "ours_over_peer": mo.rate * fs / mo.events,
+                    "ours_window_over_peer_default": mo.window_rate * ps / mo.events,
                 }
-                for mo, ps, pc in measured
+                for mo, ps, pc, fs, fc in measured
             ],
             "ours": {
                 "events_per_second_sustained": o.sustained,
@@ -463,6 +494,8 @@ async def main() -> None:
                 "followers_catch_up_seconds": o.catch_up,
                 "events_per_second_pipeline": o.pipeline_rate,
                 "events_per_second_held_against_target": o.rate,
+                "span_seconds": o.span,
+                "events_per_second_window_count": o.window_rate,
                 "seconds": o.seconds,
                 "cpu_seconds_by_process": o.cpu,
             },
@@ -474,6 +507,12 @@ async def main() -> None:
                 "events_per_second": peer_rate,
                 "seconds": peer_s,
                 "cpu_seconds": peer_cpu,
+                "fastest": {
+                    "env": {"POSTGRES_ENABLE_DB_FUNCTIONS": "y"},
+                    "events_per_second": o.events / fast_s,
+                    "seconds": fast_s,
+                    "cpu_seconds": fast_cpu,
+                },
             },
             "limit": {
                 "how": "asyncpg INSERT ... SELECT FROM unnest, one transaction per batch",
@@ -483,6 +522,8 @@ async def main() -> None:
             },
             "ours_over_peer": over_peer,
             "ours_over_peer_by_round": ratios,
+            "ours_over_peer_default": statistics.median(default_ratios),
+            "ours_window_over_peer_default": statistics.median(window_ratios),
             "ours_over_limit": over_limit,
             "target": {"ours_over_peer_at_least": TARGET_OVER_PEER, "verdict": v},
         }
