@@ -81,3 +81,32 @@ async def test_the_reaction_deadline_closes_an_unanswered_window(stack: Stack) -
     assert any(r.data["reason"] == "all_skipped" for r in closed)
     final = Table(registry.get("papas")).replay([as_event(r) for r in records])
     assert final.status == "finished"
+
+
+async def test_private_passes_are_acknowledged_by_the_versions_shown(stack: Stack) -> None:
+    """A pass is told to the passer only, and the others do not see the version move: every
+    addressee acknowledges by the version it was shown (``metadata.shown``), and the game
+    never waits on an ack that cannot match (nobody is marked away for want of one)."""
+    seats = ["q1", "q2", "q3", "q4"]
+    game, outcome = await play_table(
+        stack.nats_url,
+        "papas",
+        seats,
+        subject_root=stack.root,
+        config={"table": {"ack_timeout": 5}},
+        kinds=["heuristic", "random"],
+        timeout=300,
+    )
+    records = await stack.store.read_stream(game)
+    assert not [r for r in records if r.type == "table.away"]
+    passes = [r for r in records if r.type == "SkipReaction"]
+    assert passes, "somebody passed"
+    for record in passes:
+        assert record.metadata["to"] == [record.data["player"]]
+    # after the first pass the others' numbers run behind the log's
+    shown = [r for r in records if r.metadata.get("shown")]
+    assert shown
+    assert all(min(r.metadata["shown"].values()) < r.version for r in shown)
+    final = Table(registry.get("papas")).replay([as_event(r) for r in records])
+    assert final.private == len(passes)
+    assert sorted(p for group in outcome["ranking"] for p in group) == seats

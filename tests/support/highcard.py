@@ -66,6 +66,11 @@ class HighCard(GameRules[State]):
     min_players = 2
     max_players = 3
     config_model = Config
+    # the prompt goes to the active player only: the others do not see the version move
+    private_events = frozenset({"TurnPrompted"})
+
+    def audience(self, state: State, event: Event) -> tuple[str, ...] | None:
+        return (event["player"],) if event["type"] == "TurnPrompted" else None
 
     def setup(self, config: Any, seats: Sequence[str]) -> State:
         assert isinstance(config, Config)

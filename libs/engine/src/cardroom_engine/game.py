@@ -32,7 +32,7 @@ event and produces the second in ``follow_up``.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
@@ -198,6 +198,19 @@ class GameRules(Generic[S]):
     one that can sign for it (not trusted on first use: neither the server nor another
     player can swap it later). Off by default; a join may still name a key, which is then
     recorded and handed to ``bind_keys`` all the same."""
+
+    private_events: ClassVar[frozenset[str]] = frozenset()
+    """The event types this game may address to some seats only (their ``notify`` leaves
+    the others out). For these the table asks :meth:`audience`, and the seats left out do
+    not see the version move: a player must not be able to count what it is not told (a
+    private pass in papas). The conformance suite checks that every event addressed to some
+    seats changes nothing the others observe."""
+
+    def audience(self, state: S, event: Event) -> Collection[str] | None:
+        """For an event of a type in :attr:`private_events`, folded onto ``state``: the
+        players it is for (a superset of its addressees), or None when it is for every seat.
+        Decided from the event and the state before it, as ``notify`` decides its keys."""
+        return None
 
     def parse_config(self, raw: Mapping[str, Any]) -> BaseModel:
         try:

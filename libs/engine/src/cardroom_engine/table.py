@@ -157,6 +157,20 @@ class TableState:
     keys: Mapping[str, str] = field(default_factory=dict)
     """The verify keys the seats joined with (``{player: key}``; a seat that named none, as
     every seat of a table older than keys, is absent)."""
+    private: int = 0
+    """How many events so far were for some seats only (the game's ``audience``)."""
+    hidden: Mapping[str, int] = field(default_factory=dict)
+    """Per seat, how many of those it was not told of: they do not count in the versions
+    it sees (:meth:`seen`), so that it cannot count them."""
+
+    def seen(self, player: str | None) -> int:
+        """The version ``player`` sees: the events it was not told of left out (a spectator,
+        or anyone not seated, sees the version of the public events only). Every number a
+        player is shown (its notifications' and views' ``version``, the version a command
+        answers) is this one, and a player acknowledges a notification by it."""
+        if player is not None and player in self.seats:
+            return self.version - self.hidden.get(player, 0)
+        return self.version - self.private
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -166,7 +180,7 @@ class TableState:
             "seats": list(self.seats),
             "max_seats": self.max_seats,
             "creator": self.creator,
-            "version": self.version,
+            "version": self.version - self.private,
             "config": self.config,
             "options": self.options.model_dump(mode="json"),
             "away": list(self.away),
@@ -199,6 +213,9 @@ class Table:
 
     def __init__(self, game: Game[Any]) -> None:
         self.game = game
+        # event types the game may address to some seats only (optional hook, see
+        # GameRules.audience): their non-addressees do not see the version move
+        self.private_events: frozenset[str] = frozenset(getattr(game, "private_events", ()))
 
     # -- lobby ---------------------------------------------------------------------------
     def create(
@@ -456,6 +473,8 @@ class Table:
             away = tuple(p for p in state.away if p != event["player"])
             return replace(state, away=away, version=version)
         if not kind.startswith(TABLE_PREFIX):  # a game's event: the hot path of every fold
+            if kind in self.private_events:
+                return self._private(state, event, version)
             return _moved(state, self.game.evolve(state.game, event), version)
         state = replace(state, moved_at=version)
         if kind == JOINED:
@@ -484,6 +503,19 @@ class Table:
             return replace(state, status="finished", outcome=event["outcome"], version=version)
         raise ValueError(f"unknown table event {kind!r}")
 
+    def _private(self, state: TableState, event: Event, version: int) -> TableState:
+        """A game event of a type the game may address to some seats only: the seats left
+        out of its ``audience`` do not count it (see :meth:`TableState.seen`)."""
+        audience = self.game.audience(state.game, event)  # type: ignore[attr-defined]
+        moved = _moved(state, self.game.evolve(state.game, event), version)
+        if audience is None:
+            return moved
+        hidden = dict(state.hidden)
+        for player in state.seats:
+            if player not in audience:
+                hidden[player] = hidden.get(player, 0) + 1
+        return replace(moved, private=state.private + 1, hidden=hidden)
+
     def evolve_many(self, state: TableState, events: Iterable[Event]) -> TableState:
         """``evolve`` over ``events`` in order: the same state at the end. A run of the game's
         own events is folded into the game's state with one copy of the table state at the
@@ -491,8 +523,9 @@ class Table:
         third of folding one)."""
         game, game_evolve = state.game, self.game.evolve
         run = 0  # game events folded into ``game`` but not yet into ``state``
+        private = self.private_events
         for event in events:
-            if event["type"].startswith(TABLE_PREFIX):
+            if event["type"].startswith(TABLE_PREFIX) or event["type"] in private:
                 if run:
                     state, run = _moved(state, game, state.version + run), 0
                 state = self.evolve(state, event)
@@ -544,7 +577,7 @@ class Table:
             "game": state.game_id,
             "player": player,
             "seq": seq,
-            "version": state.version,
+            "version": state.seen(player),
             "message": message,
             "actions": actions,
             "view": self.view(state, player) if actions else None,
@@ -553,6 +586,7 @@ class Table:
 
     def view(self, state: TableState, player: str | None) -> dict[str, Any]:
         view = state.summary()
+        view["version"] = state.seen(player)
         if state.game is not None:
             seated = player if player in state.seats else None
             view["state"] = self.game.view(state.game, seated)

@@ -1,6 +1,7 @@
 """The PostgreSQL event store (SQLAlchemy Core + asyncpg)."""
 
 from .model import (
+    SHOWN,
     TO,
     AckResult,
     Append,
@@ -23,6 +24,7 @@ __all__ = [
     "APPEND_LOCK_KEY",
     "NOTIFY_CHANNEL",
     "NOT_GATING",
+    "SHOWN",
     "TO",
     "AckResult",
     "Append",

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 TO = "to"
 """The metadata key of an event's addressees."""
+
+SHOWN = "shown"
+"""The metadata key of the versions an event's addressees were shown, when they differ from
+the event's own version (a game whose events are for some seats only: see
+``cardroom_engine.TableState.seen``); each addressee acknowledges the event by its own."""
 
 
 @dataclass(frozen=True)
@@ -29,11 +34,17 @@ class NewEvent:
     metadata: dict[str, Any] = field(default_factory=dict)
     addressees: frozenset[str] = frozenset()
     event_id: uuid.UUID = field(default_factory=uuid.uuid4)
+    shown: Mapping[str, int] = field(default_factory=dict)
+    """The version each addressee was shown, when not the event's own (``metadata.shown``):
+    its pending acknowledgement is kept under that number, the one it acknowledges."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.addressees, frozenset):
             object.__setattr__(self, "addressees", frozenset(self.addressees))
-        object.__setattr__(self, "metadata", {**self.metadata, TO: sorted(self.addressees)})
+        meta = {**self.metadata, TO: sorted(self.addressees)}
+        if self.shown:
+            meta[SHOWN] = dict(self.shown)
+        object.__setattr__(self, "metadata", meta)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from .hot import HotPool, Statement, unreachable
 from .jsontext import json_text
 from .model import (
+    SHOWN,
     TO,
     AckResult,
     Append,
@@ -524,8 +525,9 @@ class _Prepared:
         ack_versions: list[int] = []
         ack_players: list[str] = []
         for version, event in enumerate(batch.events, start=batch.expected_version + 1):
+            shown = event.shown
             for player in sorted(event.addressees):
-                ack_versions.append(version)
+                ack_versions.append(shown.get(player, version))
                 ack_players.append(player)
         state_params = {
             "stream_id": batch.stream_id,
@@ -1180,10 +1182,19 @@ class EventStore:
         if version not in VERSIONS:
             return False
         query = select(events.c.metadata[TO].op("?")(player_id)).where(
-            events.c.stream_id == stream_id, events.c.version == version
+            events.c.stream_id == stream_id,
+            events.c.version == version,
+            events.c.metadata.op("?")(SHOWN).is_not(True),
+        )
+        # an event whose addressees were shown versions of their own (``metadata.shown``)
+        shown = select(events.c.version).where(
+            events.c.stream_id == stream_id,
+            events.c.metadata[SHOWN][player_id].as_integer() == version,
         )
         async with self._autocommit.connect() as conn:
-            return bool(await conn.scalar(query))
+            if await conn.scalar(query):
+                return True
+            return await conn.scalar(shown.limit(1)) is not None
 
     async def gate_open(self, stream_id: str, *, handled: Collection[int] = ()) -> bool:
         """True when no acknowledgement that holds the gate is owed for the stream (rows of

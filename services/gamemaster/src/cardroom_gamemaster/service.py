@@ -292,9 +292,15 @@ class Gamemaster(Service):
                 note = table.notification(after, player, seqs[player], message)
                 notes.append((player, dumps(note)))
             data = {k: v for k, v in event.items() if k != "type"}
-            new.append(NewEvent(event["type"], data, dict(meta), frozenset(messages)))
+            # each addressee acknowledges the version it was shown (TableState.seen): not the
+            # event's own once the game addressed an event to some seats only
+            shown = {p: after.seen(p) for p in messages}
+            if all(v == after.version for v in shown.values()):
+                shown = {}
+            new.append(NewEvent(event["type"], data, dict(meta), frozenset(messages), shown=shown))
             state = after
-        reply = ok(version=state.version) if command_id else None
+        actor = items[-1][1].get("actor") if items else None
+        reply = ok(version=state.seen(actor)) if command_id else None
         if handled_gate is None and loaded.unmarked:
             handled_gate = max(loaded.unmarked)  # (a command after a release without follow-up)
         try:
@@ -575,7 +581,7 @@ class Gamemaster(Service):
                     continue
                 await self._sync(loaded)
                 state = loaded.state
-                return ok(game=game, version=state.version, table=state.summary())
+                return ok(game=game, version=state.seen(player), table=state.summary())
         raise WireError(ErrorCode.CONFLICT, "the table is busy; try again")
 
     # -- commands --------------------------------------------------------------------------------
@@ -617,7 +623,9 @@ class Gamemaster(Service):
                     raise
                 if not events and not back:
                     previous = await self.store.command_reply(game, command.id)
-                    return previous if previous is not None else ok(version=state.version)
+                    if previous is not None:
+                        return previous
+                    return ok(version=state.seen(player))
                 meta: dict[str, Any] = {"actor": player, "command_id": command.id}
                 items = back + [(e, meta) for e in events]
                 try:
@@ -631,7 +639,7 @@ class Gamemaster(Service):
                         return previous
                     continue
                 self._sync_soon(loaded)  # after the reply: the player waits for nothing else
-                return ok(version=loaded.state.version)
+                return ok(version=loaded.state.seen(player))
         raise WireError(ErrorCode.CONFLICT, "the game is busy; try again")
 
     async def _commit(self, loaded: Loaded, items: Sequence[Item]) -> None:

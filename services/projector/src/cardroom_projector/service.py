@@ -135,10 +135,18 @@ def project_log(
             raise ValueError(f"event version {version} applied as {expected}")
         expected += 1
         notes: list[StoredNotification] = []
+        private = 0 if state is None else state.private
         if state is None or table is None:
             table = Table(registry.get(game_type))
             state = table.evolve(None, event)  # the table's creation: nobody is notified
-        elif owed_at is not None and sent_to is not None and version not in owed_at:
+        elif (
+            owed_at is not None
+            and sent_to is not None
+            and version not in owed_at
+            # owed versions are the ones shown (TableState.seen): with events for some seats
+            # only they are not the events' own, so such games are never only counted
+            and not table.private_events
+        ):
             for player in sent_to:
                 seqs[player] = seqs.get(player, 0) + 1
             if not spectator:
@@ -152,12 +160,15 @@ def project_log(
             state = table.evolve(before, event)
             for player, message in table.notify(before, event, state).items():
                 seq = seqs[player] = seqs.get(player, 0) + 1
-                if owed is None or (version, player) in owed:
+                shown = state.seen(player)
+                if owed is None or (shown, player) in owed:
                     payload = table.notification(state, player, seq, message)
-                    notes.append(StoredNotification(state.game_id, player, seq, version, payload))
+                    notes.append(StoredNotification(state.game_id, player, seq, shown, payload))
+        # an event for some seats only (it counts in ``private``) is nothing to a spectator:
+        # not even a message
         public = (
-            PublicUpdate(game=state.game_id, version=version, view=table.view(state, None))
-            if spectator
+            PublicUpdate(game=state.game_id, version=state.seen(None), view=table.view(state, None))
+            if spectator and state.private == private
             else None
         )
         if notes or public is not None:
@@ -174,7 +185,7 @@ def project_log(
         StoredView(
             state.game_id,
             p,
-            state.version,
+            state.seen(p),
             table.view(state, p),
             table.actions(state, p),
             seqs.get(p, 0),
@@ -182,7 +193,7 @@ def project_log(
         for p in state.seats
     ]
     views.append(
-        StoredView(state.game_id, SPECTATOR, state.version, table.view(state, None), [], 0)
+        StoredView(state.game_id, SPECTATOR, state.seen(None), table.view(state, None), [], 0)
     )
     return proj, out, views
 

@@ -129,6 +129,11 @@ class PapasRules(GameRules[State]):
     max_players = 6
     config_model = PapasConfig
     bots: ClassVar[Mapping[str, BotFactory]] = BOTS
+    # a pass is told to the passer only: the others must not see the version move either
+    private_events: ClassVar[frozenset[str]] = frozenset({"SkipReaction"})
+
+    def audience(self, state: State, event: Event) -> tuple[str, ...] | None:
+        return (event["player"],) if event["type"] == "SkipReaction" else None
 
     # -- setup -------------------------------------------------------------------------------
     def setup(self, config: Any, seats: Sequence[str]) -> State:

@@ -109,6 +109,27 @@ class SixtySix(GameRules[State]):
     max_players: ClassVar[int] = 5
     config_model: ClassVar[type[BaseModel]] = SixtySixConfig
     bots: ClassVar[Mapping[str, BotFactory]] = {"random": RandomBot, "heuristic": HeuristicBot}
+    # events that may be told to one player only: the others must not see the version move
+    private_events: ClassVar[frozenset[str]] = frozenset(
+        {
+            TURN_PROMPTED,
+            DECK_CARD_TAKEN,
+            DISCARD_TAKEN_EVENT,
+            SWAP_OWN_PICKED,
+            NEXT_ROUND_PROMPTED,
+            CARDS_SHOWN,
+            CLAIM_CONFIRMED,
+            POWER_PROMPTED,
+        }
+    )
+
+    def audience(self, state: State, event: Event) -> tuple[str, ...] | None:
+        # the players it is told to (an event told to nobody changes every view), and the
+        # player whose move it is (v1 shows identical cards to the others first)
+        told = set(notify(state, event, evolve(state, event)))
+        if event["type"] == CARDS_SHOWN:
+            told.add(state.seats[state.active])
+        return tuple(sorted(told)) if told and len(told) < len(state.seats) else None
 
     # -- setup --------------------------------------------------------------------------
     def setup(self, config: Any, seats: Sequence[str]) -> State:
