@@ -1,0 +1,67 @@
+"""The checks are not vacuous: deliberately broken variants of real games fail them."""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar
+
+from cardroom_engine import Command, Event, Message, Rejection
+from cardroom_games.papas import PapasRules
+from cardroom_games.take5.rules import Take5
+from conformance import run
+from support.highcard import HighCard
+
+
+class PapasCountablePasses(PapasRules):
+    """Papas as it was: a pass is told to the passer only, but moves every version."""
+
+    name = "papas_countable"
+    private_events: ClassVar[frozenset[str]] = frozenset()
+
+
+class Take5TellingRefusals(Take5):
+    """Take5 whose refusal of a card not in hand says who holds it."""
+
+    name = "take5_telling"
+
+    def decide(self, state: Any, actor: str, command: Command, rng: random.Random) -> list[Event]:
+        data = command.get("data")
+        face = data.get("face") if isinstance(data, dict) else None
+        for seat, hand in zip(state.seats, state.hands, strict=True):
+            if seat != actor and face in hand:
+                raise Rejection("illegal_move", f"{seat} holds that card")
+        return super().decide(state, actor, command, rng)
+
+
+def test_countable_passes_are_caught() -> None:
+    problems = run(PapasCountablePasses(), ["addressed_only"])["addressed_only"]
+    assert any("SkipReaction" in p and "sees a change" in p for p in problems), problems[:5]
+
+
+def test_a_refusal_that_tells_where_a_card_is_is_caught() -> None:
+    problems = run(Take5TellingRefusals(), ["refusals"])["refusals"]
+    assert any("answered differently" in p for p in problems), problems[:5]
+
+
+class HighCardTellingTurns(HighCard):
+    """High card whose turn announcement shows the others the active player's card."""
+
+    name = "highcard_telling"
+
+    def notify(self, before: Any, event: Event, after: Any) -> dict[str, Message]:
+        told = super().notify(before, event, after)
+        if event["type"] == "TurnStarted":
+            card = after.card(event["player"]) + 1000  # distinctive: no coincidence
+            return {p: {**m, "card": card} for p, m in told.items()}
+        return told
+
+    def view(self, state: Any, player: str | None) -> dict[str, Any]:
+        out = super().view(state, player)
+        if player is not None and player in state.seats:
+            out["mine"] = state.card(player) + 1000 if state.cards else None
+        return out
+
+
+def test_a_notification_naming_a_hidden_card_is_caught() -> None:
+    problems = run(HighCardTellingTurns(), ["notifications_hold_no_secret"])
+    assert any("TurnStarted" in p for p in problems["notifications_hold_no_secret"])
