@@ -423,6 +423,7 @@ class Projector(Service):
     async def on_sync(self, subject: str, body: bytes) -> dict[str, Any]:
         _, game, player = self.subjects.parse_input(subject)
         parse(SyncRequest, decode_json(body))  # exactly {"type": "sync"}, like every request
+        await self._catch_up(game)
         found = await readmodels.get_view(self.store.engine, game, player)
         if found is None:
             version = await self.store.stream_version(game)
@@ -449,6 +450,17 @@ class Projector(Service):
             last_seq=last_seq,
         )
         return reply.model_dump(mode="json")
+
+    async def _catch_up(self, game: str) -> None:
+        """Project what the game's stream holds beyond this projection before a sync is
+        answered: the gamemaster tells players at once and the events reach this projector
+        a moment later, so a sync answered from what it had could be older than a
+        notification the player already has (the last one of a game, typically)."""
+        version = await self.store.stream_version(game)
+        done = await self.store.checkpoint(checkpoint_name(game))
+        if 0 < done < version:
+            records = await self.store.read_stream(game, done + 1, version)
+            await self.handle_many([_public(r) for r in records])
 
 
 def _named(record: dict[str, Any]) -> str:
