@@ -8,6 +8,7 @@ import pytest
 from analytics_support import records_of, simulate
 from cardroom_engine import registry
 from cardroom_runtime.games import load_games
+from support.public import public_versions
 
 from cardroom.analytics_cli import CliError, public_updates, replay, seen_by
 
@@ -59,8 +60,7 @@ def test_replay_as_a_player_shows_exactly_what_that_player_was_sent(name: str) -
     updates = public_updates(records)
     # one per event, but none for an event for some seats only (a spectator cannot count
     # those: papas' passes), numbered without them
-    private = getattr(game, "private_events", frozenset())
-    public = [r for r in records if r["type"] not in private]
+    public = public_versions(game, [s.event for s in local.steps])
     assert [u["version"] for u in updates] == list(range(1, len(public) + 1))
     assert updates[-1]["view"] == local.table.view(local.state, None)
     with pytest.raises(CliError):

@@ -14,6 +14,7 @@ from cardroom_games.sixtysix import GAME as SIXTYSIX
 from cardroom_games.take5 import GAME as TAKE5
 from cardroom_projector import Entry, project_log
 from support.highcard import GAME as HIGHCARD
+from support.public import public_versions
 
 GAMES: list[Game[Any]] = [HIGHCARD, PAPAS, TAKE5, SIXTYSIX]
 
@@ -52,8 +53,7 @@ def test_counting_only_the_acknowledged_gives_the_owed_notifications(game: Game[
             assert proj.state.version == len(entries)
             assert proj.seqs == {p: max(n.seq for n in sent if n.player_id == p) for p in "ab"}
             if spectator:  # one public update per event, but none for one for some seats
-                private = getattr(game, "private_events", frozenset())
-                public = [v for v, event, _ in entries if event["type"] not in private]
+                public = public_versions(game, [event for _, event, _ in entries])
                 assert [item.version for item in out if item.public] == public
                 # numbered without those: a spectator cannot count them
                 shown = [item.public.version for item in out if item.public]
