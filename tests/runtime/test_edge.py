@@ -14,7 +14,6 @@ from cardroom_wire import Subjects
 ROOT = "root"
 S = Subjects(ROOT)
 CMD = S.cmd("g1", "alice")
-REFUSED = ("limit", "drop")  # answered rate_limited, or refused without an answer
 
 
 class Clock:
@@ -126,30 +125,10 @@ def test_a_burst_passes_then_the_asker_is_limited() -> None:
     e = edge(rate=10, burst=5)
     assert e.counts.checked == 0
     assert [e.admit(0, CMD, None) for _ in range(5)] == [None] * 5
-    assert e.admit(0, CMD, None) in REFUSED
-    assert e.admit(0, CMD, "_INBOX_root.alice.x") in REFUSED
+    assert e.admit(0, CMD, None) == "limit"
+    assert e.admit(0, CMD, "_INBOX_root.alice.x") == "limit"
     assert e.counts.rate_limited == 2
     assert e.counts.checked == 7
-
-
-def test_a_few_refusals_a_second_are_answered_and_the_rest_dropped() -> None:
-    """One answer tells a client to slow down; a flood of them would cost a publish each."""
-    e = Edge(S, rate=2, burst=1, answered=8, clock=Clock())
-    assert e.admit(0, CMD, None) is None
-    assert e.admit(0, CMD, "_INBOX_root.alice.x") == "limit"  # the first refusal is answered
-    outcomes = []
-    for _ in range(64):  # a quarter of a second more of refusals, 1/256 s apart
-        tick(e, 1 / 256)
-        outcomes.append(e.admit(0, CMD, "_INBOX_root.alice.x"))
-    # one answer each eighth of a second, the others dropped
-    assert [i for i, o in enumerate(outcomes) if o == "limit"] == [31, 63]
-    assert outcomes.count("drop") == 62
-    assert (e.counts.rate_limited, e.counts.unanswered) == (65, 62)
-    tick(e, 1 / 4)  # half a second since the admitted request: a token again
-    assert e.admit(0, CMD, None) is None
-    # each asker and subscription has its own cadence of answers
-    assert e.admit(1, S.ack("g1", "alice"), None) is None
-    assert e.admit(0, S.cmd("g1", "bob"), None) is None
 
 
 # (rates and steps below are powers of two, so that the clock's sums are exact)
@@ -159,16 +138,14 @@ def test_the_bucket_refills_at_the_rate_and_never_beyond_the_burst() -> None:
     e = edge(rate=8, burst=5)
     for _ in range(5):
         assert e.admit(0, CMD, None) is None
-    assert e.admit(0, CMD, None) in REFUSED
+    assert e.admit(0, CMD, None) == "limit"
     tick(e, 1 / 16)  # half a token
-    assert e.admit(0, CMD, None) in REFUSED
+    assert e.admit(0, CMD, None) == "limit"
     tick(e, 1 / 16)  # a whole one
     assert e.admit(0, CMD, None) is None
-    assert e.admit(0, CMD, None) in REFUSED
+    assert e.admit(0, CMD, None) == "limit"
     tick(e, 3600)  # an hour idle is worth one burst, not 28,800 requests
-    *passed, last = [e.admit(0, CMD, None) for _ in range(6)]
-    assert passed == [None] * 5
-    assert last in REFUSED
+    assert [e.admit(0, CMD, None) for _ in range(6)] == [None] * 5 + ["limit"]
 
 
 def test_a_refused_request_spends_nothing() -> None:
@@ -177,7 +154,7 @@ def test_a_refused_request_spends_nothing() -> None:
     assert e.admit(0, CMD, None) is None
     for _ in range(60):  # refusals while 60/512 s = 0.94 of a token is earned
         tick(e, 1 / 512)
-        assert e.admit(0, CMD, None) in REFUSED
+        assert e.admit(0, CMD, None) == "limit"
     tick(e, 4 / 512)  # one token since the admitted request, refusals or not
     assert e.admit(0, CMD, None) is None
 
@@ -200,13 +177,11 @@ def test_buckets_are_per_asker() -> None:
     e = edge(rate=10, burst=3)
     for _ in range(3):
         assert e.admit(0, S.cmd("g1", "alice"), None) is None
-    assert e.admit(0, S.cmd("g1", "alice"), None) in REFUSED
+    assert e.admit(0, S.cmd("g1", "alice"), None) == "limit"
     # another game of the same player shares the player's bucket
-    assert e.admit(0, S.cmd("g2", "alice"), None) in REFUSED
+    assert e.admit(0, S.cmd("g2", "alice"), None) == "limit"
     # another player has a bucket of its own
-    *passed, last = [e.admit(0, S.cmd("g1", "bob"), None) for _ in range(4)]
-    assert passed == [None] * 3
-    assert last in REFUSED
+    assert [e.admit(0, S.cmd("g1", "bob"), None) for _ in range(4)] == [None] * 3 + ["limit"]
     # a guest nonce is an asker of its own too
     register = S.lobby("register", "n1")
     assert e.admit(0, register, None) is None

@@ -13,10 +13,6 @@ not check are checked here, once for every subscription of a process:
   (``CARDROOM_PLAYER_RATE`` requests a second, bursts of ``CARDROOM_PLAYER_BURST``); past it a
   request is answered ``rate_limited`` without being handled. The limit is per process, far
   above what a person or a bot sends, and cheap to refuse, so a flood costs the services little.
-  Only a few refusals a second per asker are answered (``CARDROOM_REFUSALS_ANSWERED``, default
-  10): the rest are dropped unanswered, since one answer tells a client to slow down and a
-  flooder does not listen; answering each of them would cost the service a publish and the
-  broker a delivery for every message of the flood.
   Requests between services (below :attr:`~cardroom_wire.Subjects.service_inbox`) are not limited.
 
 Failures are logged as one line, at most a few a second (:class:`FailureLog`): a hostile
@@ -40,7 +36,6 @@ log = logging.getLogger("cardroom.edge")
 
 DEFAULT_RATE: Final = 200.0
 DEFAULT_BURST: Final = 400.0
-DEFAULT_REFUSALS_ANSWERED: Final = 10.0  # a second, per asker and subscription
 MAX_BUCKETS: Final = 100_000  # askers tracked per process before idle ones are forgotten
 
 
@@ -61,8 +56,7 @@ class EdgeCounts:
     checked: int = 0  # requests checked, by each subscription that heard them
     bad_reply: int = 0  # dropped: the reply address was not the asker's
     no_asker: int = 0  # dropped: nobody may ask on that subject
-    rate_limited: int = 0  # refused past the asker's rate, not handled
-    unanswered: int = 0  # of those, dropped without an answer (see ``answered``)
+    rate_limited: int = 0  # answered rate_limited, not handled
 
 
 @dataclass
@@ -72,14 +66,10 @@ class Edge:
     subjects: Subjects
     rate: float = field(default_factory=lambda: _env_float("CARDROOM_PLAYER_RATE", DEFAULT_RATE))
     burst: float = field(default_factory=lambda: _env_float("CARDROOM_PLAYER_BURST", DEFAULT_BURST))
-    answered: float = field(
-        default_factory=lambda: _env_float("CARDROOM_REFUSALS_ANSWERED", DEFAULT_REFUSALS_ANSWERED)
-    )
     clock: Callable[[], float] = time.monotonic
     max_buckets: int = MAX_BUCKETS
     counts: EdgeCounts = field(default_factory=EdgeCounts)
-    # (subscription, asker's inbox prefix) -> [tokens left, when last filled, last answered
-    # refusal]
+    # (subscription, asker's inbox prefix) -> [tokens left, when last filled]
     _buckets: dict[tuple[int, str], list[float]] = field(default_factory=dict)
 
     def admit(self, route: int, subject: str, reply: str | None) -> str | None:
@@ -96,40 +86,32 @@ class Edge:
             return "drop"
         if prefix == self.subjects.service_inbox:
             return None
-        refused = self._take((route, prefix))
-        if refused is None:
-            return None
-        self.counts.rate_limited += 1
-        if refused:
+        if not self._take((route, prefix)):
+            self.counts.rate_limited += 1
             return "limit"
-        self.counts.unanswered += 1
-        return "drop"
+        return None
 
-    def _take(self, key: tuple[int, str]) -> bool | None:
-        """None if a token was taken; else whether the refusal is to be answered."""
+    def _take(self, key: tuple[int, str]) -> bool:
         now = self.clock()
         bucket = self._buckets.get(key)
         if bucket is None:
             if len(self._buckets) >= self.max_buckets:
                 self._forget_idle(now)
-            self._buckets[key] = [self.burst - 1.0, now, now - 1.0 / self.answered]
-            return None
+            self._buckets[key] = [self.burst - 1.0, now]
+            return True
         tokens = min(self.burst, bucket[0] + (now - bucket[1]) * self.rate)
         bucket[1] = now
         if tokens < 1.0:
             bucket[0] = tokens
-            if (now - bucket[2]) * self.answered >= 1.0:
-                bucket[2] = now
-                return True
             return False
         bucket[0] = tokens - 1.0
-        return None
+        return True
 
     def _forget_idle(self, now: float) -> None:
         """Drop the buckets that have filled up again: forgetting them changes nothing."""
         full = [
             k
-            for k, (tokens, at, _) in self._buckets.items()
+            for k, (tokens, at) in self._buckets.items()
             if tokens + (now - at) * self.rate >= self.burst
         ]
         for key in full:

@@ -12,6 +12,7 @@ import asyncio
 import collections
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -31,6 +32,7 @@ from cardroom_wire import (
 from faststream.nats import NatsBroker, NatsMessage
 
 from .edge import FAILURES, Edge
+from .metrics import Metrics, outcome_of
 
 log = logging.getLogger("cardroom")
 
@@ -70,6 +72,7 @@ class Route:
     # False for a listener (:meth:`Service.listen`): it never answers, not even
     # ``rate_limited`` (the service that serves the same subject answers the asker)
     replies: bool = True
+    service: str = ""  # the serving service's name (the metrics' label)
 
 
 @dataclass
@@ -85,6 +88,8 @@ class Runtime:
     #: False registers FastStream subscribers instead (the AsyncAPI document is built so).
     direct: bool = False
     routes: list[Route] = field(default_factory=list)
+    #: this process's metrics (:mod:`.metrics`); services add their own to its registry
+    metrics: Metrics = field(default_factory=Metrics)
 
 
 class Service:
@@ -117,7 +122,14 @@ class Service:
         """
         if self.rt.direct:
             self.rt.routes.append(
-                Route(subject, queue, title, partial(_answer, handler), max_workers)
+                Route(
+                    subject,
+                    queue,
+                    title,
+                    partial(_answer, handler),
+                    max_workers,
+                    service=self.name,
+                )
             )
         else:
             self.rt.broker.subscriber(subject, queue=queue, title=title, max_workers=max_workers)(
@@ -133,7 +145,9 @@ class Service:
             await listener(subject, body)
 
         if self.rt.direct:
-            self.rt.routes.append(Route(subject, queue, title, handle, max_workers, replies=False))
+            self.rt.routes.append(
+                Route(subject, queue, title, handle, max_workers, replies=False, service=self.name)
+            )
         else:
 
             async def documented(msg: NatsMessage) -> None:
@@ -327,8 +341,9 @@ class _Served:
     is overloaded and answers ``unavailable`` (which clients retry).
     """
 
-    def __init__(self, edge: Edge) -> None:
+    def __init__(self, edge: Edge, metrics: Metrics) -> None:
         self.edge = edge
+        self.metrics = metrics
         self.subscriptions: list[Any] = []
         self.tasks: set[asyncio.Task[None]] = set()
         self._workers: list[_Workers] = []
@@ -344,14 +359,22 @@ class _Served:
         most_waiting = route.max_workers * WAITING_PER_WORKER
         limited = self.edge.counts
 
+        counted = self.metrics.requests
+        timed = self.metrics.request_seconds.labels(route.service, route.title)
+        clock = time.perf_counter
+
         async def work(asker: str, msg: Any) -> None:
             while True:
+                t0 = clock()
                 try:
                     reply = await route.handle(msg.subject, msg.data)
                     if reply is not None and msg.reply:
                         await nc.publish(msg.reply, reply)
+                    counted.labels(route.service, route.title, outcome_of(reply)).inc()
                 except Exception as exc:
                     FAILURES.failure(f"serving {msg.subject}", exc)
+                    counted.labels(route.service, route.title, "failed").inc()
+                timed.observe(clock() - t0)
                 after = workers.done(asker)
                 if after is None:
                     return
@@ -425,18 +448,28 @@ class Host:
         self.nats_url = nats_url
         self.database_url = database_url
         self.subjects = Subjects(subject_root)
+        self.edge = Edge(self.subjects)
+        self.metrics = Metrics(self.edge)
+
+        async def reconnected() -> None:
+            self.metrics.reconnects.inc()
+
+        async def disconnected() -> None:
+            self.metrics.disconnects.inc()
+
         self.broker = NatsBroker(
             nats_url,
             name=client_name,
             max_reconnect_attempts=-1,
             reconnect_time_wait=1,
             logger=None,
+            reconnected_cb=reconnected,
+            disconnected_cb=disconnected,
         )
         self._service_types = list(services)
         self.services: list[Service] = []
         self._store: EventStore | None = None
-        self.edge = Edge(self.subjects)
-        self._served = _Served(self.edge)
+        self._served = _Served(self.edge, self.metrics)
 
     @property
     def store(self) -> EventStore:
@@ -451,7 +484,13 @@ class Host:
             self.database_url, pool_size=pool, max_overflow=0, pool_timeout=60
         )
         rt = Runtime(
-            self.subjects, self.broker, self._store, self.nats_url, self.database_url, direct=True
+            self.subjects,
+            self.broker,
+            self._store,
+            self.nats_url,
+            self.database_url,
+            direct=True,
+            metrics=self.metrics,
         )
         self.services = [cls(rt) for cls in self._service_types]
         for service in self.services:
@@ -466,9 +505,11 @@ class Host:
         await self.broker.connection.flush()
         for service in self.services:
             await service.start()
+        self.metrics.serve()
         log.info("started %s", ", ".join(s.name for s in self.services))
 
     async def stop(self) -> None:
+        self.metrics.close()
         await self._served.close()
         for service in reversed(self.services):
             try:

@@ -82,6 +82,14 @@ class AckTracker(Service):
         super().__init__(*args, **kwargs)
         self._sweeper: asyncio.Task[None] | None = None
         self._batcher: Batcher[tuple[str, int, str], AckResult] | None = None
+        metrics = self.rt.metrics
+        self._acked = metrics.counter("cardroom_acks", "Acknowledgements, by outcome", ["outcome"])
+        self._released = metrics.counter(
+            "cardroom_gates_released", "Gates released by their last acknowledgement"
+        )
+        self._resent = metrics.counter(
+            "cardroom_notifications_resent", "Notifications resent because their ack was overdue"
+        )
 
     @property
     def _acks(self) -> Batcher[tuple[str, int, str], AckResult]:
@@ -128,7 +136,9 @@ class AckTracker(Service):
         if not result.accepted:
             # tell apart a repeated ack (harmless) from one that names nothing
             if await self.store.addressed(game, ack.version, player):
+                self._acked.labels("duplicate").inc()
                 return ok(version=ack.version, duplicate=True)
+            self._acked.labels("refused").inc()
             current = await self.store.stream_version(game)
             if current == 0:
                 raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
@@ -145,7 +155,9 @@ class AckTracker(Service):
                 )
             except Exception:  # their next sync or command marks them back
                 log.debug("back of %s in %s not sent", player, game, exc_info=True)
+        self._acked.labels("accepted").inc()
         if result.released_gate is not None:
+            self._released.inc()
             # the ack is durable now: hand the release on and answer (if the release is lost,
             # the gate stays unhandled in the store and the sweep sends it again)
             await self.release(game, result.released_gate, is_open=result.open)
@@ -193,6 +205,7 @@ class AckTracker(Service):
             limit=policy.limit,
         )
         sent = await self.publish_notifications(notes)
+        self._resent.inc(sent)
         if sent:
             log.info("resent %d overdue notification(s)", sent)
         return sent

@@ -1,0 +1,136 @@
+"""Metrics: what a process serves and refuses, in Prometheus's exposition format.
+
+Each host (one process: one service, or ``serve all``) keeps its own registry and, when
+``CARDROOM_METRICS_PORT`` is set, serves it over HTTP at ``/metrics``
+(``CARDROOM_METRICS_ADDR``, default ``0.0.0.0``; port ``0`` picks a free one, which the host
+reports). Names and units follow Prometheus's conventions (``_total`` counters, ``_seconds``
+histograms, base units, ``cardroom_`` prefix):
+
+- ``cardroom_requests_total{service, route, outcome}``: every request a route answered,
+  ``outcome`` ``ok`` or the error code it was answered with (``awaiting_acks``,
+  ``rate_limited``, ``bad_request``, ...); ``cardroom_request_seconds{service, route}``: the
+  handling time of each (from the worker taking it to its reply being handed to NATS);
+- ``cardroom_edge_requests_total{outcome}``: what the edge decided before any handler:
+  ``checked``, ``bad_reply`` and ``no_asker`` (dropped), ``rate_limited`` (answered so);
+- ``cardroom_nats_reconnects_total``, ``cardroom_nats_disconnects_total``;
+- the services' own, registered on the same registry (:attr:`Metrics.registry`): the
+  acktracker's ``cardroom_acks_total{outcome}``, ``cardroom_gates_released_total``,
+  ``cardroom_notifications_resent_total``.
+
+Counting costs a dictionary lookup and an addition per request: always on; only the HTTP
+endpoint is optional.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
+
+from .edge import Edge
+
+log = logging.getLogger("cardroom.metrics")
+
+ENV_PORT = "CARDROOM_METRICS_PORT"
+ENV_ADDR = "CARDROOM_METRICS_ADDR"
+# from a fraction of a millisecond (an ack) to seconds (a Macaua shuffle's proof)
+BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class _EdgeCollector(Collector):
+    """The edge's own counts, read at each scrape (the edge counts anyway)."""
+
+    def __init__(self, edge: Edge) -> None:
+        self.edge = edge
+
+    def collect(self) -> Iterable[CounterMetricFamily]:
+        family = CounterMetricFamily(
+            "cardroom_edge_requests",
+            "Requests the service edge looked at, and what it decided before any handler",
+            labels=["outcome"],
+        )
+        counts = self.edge.counts
+        for outcome in ("checked", "bad_reply", "no_asker", "rate_limited"):
+            family.add_metric([outcome], float(getattr(counts, outcome)))
+        yield family
+
+
+class Metrics:
+    """One process's registry and the runtime's own metrics (see the module docs)."""
+
+    def __init__(self, edge: Edge | None = None) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "cardroom_requests",
+            "Requests answered, by service, route and outcome (ok or the error code)",
+            ["service", "route", "outcome"],
+            registry=self.registry,
+        )
+        self.request_seconds = Histogram(
+            "cardroom_request_seconds",
+            "Time to handle a request, from a worker taking it to its reply sent",
+            ["service", "route"],
+            buckets=BUCKETS,
+            registry=self.registry,
+        )
+        self.reconnects = Counter(
+            "cardroom_nats_reconnects", "Reconnections to NATS", registry=self.registry
+        )
+        self.disconnects = Counter(
+            "cardroom_nats_disconnects", "Losses of the NATS connection", registry=self.registry
+        )
+        if edge is not None:
+            self.registry.register(_EdgeCollector(edge))
+        self.port: int | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def counter(self, name: str, doc: str, labels: Iterable[str] = ()) -> Counter:
+        """A counter of a service's own on this process's registry."""
+        return Counter(name, doc, list(labels), registry=self.registry)
+
+    def serve(self, port: int | None = None, addr: str | None = None) -> int | None:
+        """Serve ``/metrics`` over HTTP (port and address from the environment when not
+        given; nothing when no port is configured). Returns the port, or None."""
+        if port is None:
+            raw = os.environ.get(ENV_PORT, "").strip()
+            if not raw:
+                return None
+            port = int(raw)
+            if not 0 <= port <= 65535:
+                raise ValueError(f"{ENV_PORT} must be a port number, not {raw!r}")
+        where = addr if addr is not None else os.environ.get(ENV_ADDR, "").strip() or "0.0.0.0"
+        self._server, self._thread = start_http_server(port, where, registry=self.registry)
+        self.port = int(self._server.server_port)
+        log.info("metrics on http://%s:%d/metrics", where, self.port)
+        return self.port
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+
+def outcome_of(reply: bytes | None) -> str:
+    """``ok``, or the error code a JSON reply carries (``unknown`` if it is neither)."""
+    if reply is None:
+        return "none"
+    if reply.startswith(b'{"ok":true'):
+        return "ok"
+    marker = reply.find(b'"code":"')
+    if marker < 0:
+        return "ok" if b'"ok":true' in reply else "unknown"
+    start = marker + len(b'"code":"')
+    end = reply.find(b'"', start)
+    code = reply[start:end].decode("ascii", "replace") if end > start else "unknown"
+    return code if len(code) <= 40 else "unknown"

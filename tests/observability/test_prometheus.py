@@ -1,0 +1,194 @@
+"""A real Prometheus scrapes a running cardroom and its figures match what was played.
+
+Every service of the stack runs in this process (``serve all``) with its metrics served over
+HTTP; a Prometheus server (Debian's ``prometheus``, which CI installs) scrapes it four times
+a second while bot tables play. Then its query API must say what the event store says: as
+many commands answered ``ok`` as commands recorded, every request timed, acks accepted,
+the edge's counts present.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import shutil
+import socket
+import subprocess
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cardroom_bots.players import BotPlayer
+from cardroom_client import Client
+from cardroom_runtime.games import load_games
+from cardroom_runtime.host import Host
+from support.stack import wait_until
+
+from cardroom.services import SERVICES, ServiceName
+
+load_games("support.highcard:GAME")
+_counter = itertools.count()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def prometheus_binary() -> str:
+    found = shutil.which("prometheus") or (
+        "/usr/bin/prometheus" if Path("/usr/bin/prometheus").exists() else None
+    )
+    assert found, "Prometheus is needed (Debian's prometheus package; .ci/run installs it)"
+    return found
+
+
+class Prometheus:
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        q = urllib.parse.urlencode({"query": expr})
+        with urllib.request.urlopen(f"{self.url}/api/v1/query?{q}", timeout=5) as r:
+            body = json.loads(r.read())
+        assert body["status"] == "success", body
+        result: list[dict[str, Any]] = body["data"]["result"]
+        return result
+
+    def value(self, expr: str) -> float | None:
+        result = self.query(expr)
+        return float(result[0]["value"][1]) if result else None
+
+
+@pytest.fixture
+def prometheus(prometheus_binary: str, tmp_path: Path) -> Iterator[Callable[[int], Prometheus]]:
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(target_port: int) -> Prometheus:
+        config = tmp_path / "prometheus.yml"
+        config.write_text(
+            "global:\n  scrape_interval: 250ms\n  evaluation_interval: 250ms\n"
+            "scrape_configs:\n  - job_name: cardroom\n"
+            f"    static_configs:\n      - targets: ['127.0.0.1:{target_port}']\n"
+        )
+        port = _free_port()
+        log = (tmp_path / "prometheus.log").open("wb")
+        procs.append(
+            subprocess.Popen(
+                [
+                    prometheus_binary,
+                    f"--config.file={config}",
+                    f"--storage.tsdb.path={tmp_path / 'data'}",
+                    f"--web.listen-address=127.0.0.1:{port}",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
+        return Prometheus(f"http://127.0.0.1:{port}")
+
+    yield start
+    for p in procs:
+        p.terminate()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+@pytest.fixture
+async def host(
+    nats_url: str, subject_root: str, fresh_database: Callable[..., Awaitable[str]]
+) -> AsyncIterator[Host]:
+    database_url = await fresh_database(migrated=True)
+    h = Host(
+        SERVICES[ServiceName.all],
+        nats_url=nats_url,
+        database_url=database_url,
+        subject_root=f"{subject_root}m{next(_counter)}",
+    )
+    await h.start()
+    h.metrics.serve(port=0, addr="127.0.0.1")
+    try:
+        yield h
+    finally:
+        await h.stop()
+
+
+def _ready(prom: Prometheus) -> bool:
+    try:
+        with urllib.request.urlopen(f"{prom.url}/-/ready", timeout=2) as r:
+            return bool(r.status == 200)
+    except OSError:
+        return False
+
+
+async def test_prometheus_scrapes_what_was_played(
+    host: Host, nats_url: str, prometheus: Callable[[int], Prometheus]
+) -> None:
+    assert host.metrics.port is not None
+    prom = prometheus(host.metrics.port)
+    await wait_until(lambda: _ready(prom), timeout=30)
+    root = host.subjects.root
+    tables = 3
+    bots = [
+        BotPlayer(await Client.connect(nats_url, f"mx{i}", subject_root=root))
+        for i in range(2 * tables)
+    ]
+    try:
+        games = []
+        for t in range(tables):
+            a, b = bots[2 * t], bots[2 * t + 1]
+            game = await a.create("highcard", {"rounds": 3}, seats=2)
+            games.append(game)
+            await b.join(game, "highcard")
+        async with asyncio.timeout(60):
+            await asyncio.gather(
+                *(b.finished[g].wait() for g in games for b in bots if g in b.finished)
+            )
+    finally:
+        await asyncio.gather(*(b.close() for b in bots), return_exceptions=True)
+
+    # what the store recorded: each accepted command appended its events under its id
+    commands: set[str] = set()
+    for game in games:
+        for record in await host.store.read_stream(game):
+            cid = record.metadata.get("command_id")
+            if isinstance(cid, str):
+                commands.add(cid)
+    assert commands
+
+    ok = 'sum(cardroom_requests_total{service="gamemaster",route="commands",outcome="ok"})'
+
+    def scraped() -> bool:
+        return prom.value(ok) == len(commands)
+
+    await wait_until(scraped, timeout=30)  # Prometheus's next scrapes after the games
+    # every request is timed: the histogram's count is the requests' count, per route
+    for route in ("commands", "lobby", "acks"):
+        total = prom.value(f'sum(cardroom_requests_total{{route="{route}"}})')
+        count = prom.value(f'sum(cardroom_request_seconds_count{{route="{route}"}})')
+        assert total is not None, route
+        assert total > 0, route
+        assert count == total, route
+    accepted = prom.value('cardroom_acks_total{outcome="accepted"}')
+    assert accepted is not None
+    assert accepted >= len(commands)
+    checked = prom.value('cardroom_edge_requests_total{outcome="checked"}')
+    assert checked is not None
+    assert checked >= len(commands)
+    names = {m["metric"]["__name__"] for m in prom.query('{__name__=~"cardroom_.*"}')}
+    assert {
+        "cardroom_requests_total",
+        "cardroom_request_seconds_bucket",
+        "cardroom_edge_requests_total",
+        "cardroom_acks_total",
+        "cardroom_gates_released_total",
+        "cardroom_nats_reconnects_total",
+    } <= names
