@@ -9,7 +9,6 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -30,11 +29,6 @@ app = typer.Typer(
 )
 console = Console(stderr=True)
 app.add_typer(analytics_cli.app)  # stats, tournament, replay, rebuild
-
-
-class BotKind(StrEnum):
-    random = "random"
-    heuristic = "heuristic"
 
 
 def _setup_logging(verbose: bool) -> None:
@@ -297,22 +291,33 @@ def bots(
     tables: Annotated[int, typer.Option(min=1, help="How many tables to play at once.")] = 1,
     players: Annotated[int, typer.Option(min=1, help="Players per table.")] = 2,
     kind: Annotated[
-        list[BotKind] | None, typer.Option(help="Bot kinds, cycled over the seats.")
+        list[str] | None,
+        typer.Option(help="Bot kinds, cycled over the seats (the game's: random, heuristic, ...)."),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
 ) -> None:
     """Seat bots at new tables of a running cardroom and play them out."""
     _setup_logging(verbose)
-    asyncio.run(_bots(game, tables, players, [k.value for k in kind or [BotKind.random]]))
+    asyncio.run(_bots(game, tables, players, kind or ["random"]))
 
 
 async def _bots(game: str, tables: int, players: int, kinds: Sequence[str]) -> None:
     from cardroom_bots import play_table
+    from cardroom_engine import Rejection, registry
     from cardroom_runtime.discovery import discover
     from cardroom_runtime.games import load_games
     from cardroom_runtime.settings import Settings
 
     load_games()
+    try:  # the kinds are the game's own (its ``bots``), not a list of the command's
+        offered = registry.get(game).bots
+    except Rejection as exc:
+        raise typer.BadParameter(f"{exc}; known: {', '.join(registry.names())}") from None
+    unknown = sorted(set(kinds) - set(offered))
+    if unknown:
+        raise typer.BadParameter(
+            f"{game} has no bot {', '.join(unknown)}; its bots: {', '.join(sorted(offered))}"
+        )
     settings = Settings.from_env()
     # bots are players: they need NATS only, and register each seat with the lobby (their own
     # tokens, no service credentials)
