@@ -37,6 +37,7 @@ def _env(tmp_path: Path, root: str, **settings: str) -> dict[str, str]:
         "CARDROOM_SUBJECT_ROOT": root,
         "CARDROOM_DATA_DIR": str(tmp_path / "data"),  # never used: both servers are given
         "CARDROOM_GATEWAY_PORT": "0",
+        "CARDROOM_WEB_PORT": "0",  # the web edge too: never a running cardroom's port
         **{f"CARDROOM_{name.upper()}": value for name, value in settings.items()},
     }
 

@@ -182,7 +182,11 @@ async def test_sixtysix_first_generation_two_people_one_closes_the_tab(people: P
 
 async def test_papas_with_bots_and_a_reaction_countdown(people: People) -> None:
     alice = await alone_with_bots(
-        people, "papas", seats=3, options={"reaction_seconds": "2"}, shots="papas"
+        people,
+        "papas",
+        seats=3,
+        options={"reaction_seconds": "1", "win_threshold": "5"},
+        shots="papas",
     )
     log = await log_lines(alice.page)
     assert any("to react" in line for line in log), "no reaction window was told"

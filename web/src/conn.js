@@ -112,16 +112,27 @@ export class Player {
       identity = { player: granted.player, token: granted.token, expires: granted.expires };
     }
     if (name) identity.name = name;
+    const open = (who) =>
+      connect({
+        servers: wsUrl(config),
+        token: who.token,
+        name: `cardroom-web-${who.player}`,
+        inboxPrefix: `_INBOX_${config.root}.${who.player}`,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        pingInterval: 10000,
+      });
+    let nc;
+    try {
+      nc = await open(identity);
+    } catch (exc) {
+      // a token the server no longer takes (its secret changed): become a new player
+      if (fresh || !/author/i.test(String(exc?.code || exc?.message || exc))) throw exc;
+      const granted = await register(config);
+      identity = { ...identity, player: granted.player, token: granted.token, expires: granted.expires };
+      nc = await open(identity);
+    }
     saveIdentity(config.root, identity);
-    const nc = await connect({
-      servers: wsUrl(config),
-      token: identity.token,
-      name: `cardroom-web-${identity.player}`,
-      inboxPrefix: `_INBOX_${config.root}.${identity.player}`,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      pingInterval: 10000,
-    });
     const player = new Player(config, nc, identity);
     player._watchStatus();
     player.sub = nc.subscribe(`${config.root}.player.${identity.player}.>`, {

@@ -345,7 +345,9 @@ class TablePage {
     this.turn = el("div", { class: "turn-banner" });
     app.append(
       el("section", { class: "panel table-page", "data-game": game }, this.header, this.turn, this.board),
-      el("section", { class: "panel" }, el("h3", {}, spectator ? "What happened (public)" : "What happened"), this.logBox),
+      spectator
+        ? el("section", { class: "panel" }, el("h3", {}, "Watching"), el("p", {}, "You see what every spectator may see: the table as it changes, the scores and the result. The players' own messages stay with them."))
+        : el("section", { class: "panel" }, el("h3", {}, "What happened"), this.logBox),
     );
     this.renderLog();
     this.load();

@@ -298,8 +298,11 @@ class Web(Service):
         if not 1 <= count <= MAX_BOTS:
             raise CardroomError("bad_request", f"between 1 and {MAX_BOTS} bots at a time")
         seated: list[str] = []
+        # a bot is a guest, then a player: never with this service's own credentials
+        address = urlsplit(self.rt.nats_url.split(",")[0])
+        bare = f"{address.scheme}://{address.hostname}:{address.port or 4222}"
         for _ in range(count):
-            client = await Client.register(self.rt.nats_url, subject_root=self.subjects.root)
+            client = await Client.register(bare, subject_root=self.subjects.root)
             try:
                 summary = await client.table(game)
                 factory = registry.get(str(summary["game_type"])).bots.get(kind, RandomBot)
