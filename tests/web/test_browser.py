@@ -111,6 +111,12 @@ async def test_take5_with_bots_a_reload_and_a_spectator(people: People) -> None:
     await carol.page.locator(".take5 .rows").wait_for(timeout=MOVE_WAIT_MS)
     assert await carol.page.locator(".take5 .hand").count() == 0
     assert await carol.page.locator("button.action").count() == 0
+    # no card of Alice's hand is drawn anywhere on the spectator's page (every take5 card is
+    # unique, and the table waits for Alice's next card meanwhile)
+    hand = set(await alice.page.locator(".take5 .hand .card .face").all_inner_texts())
+    shown = set(await carol.page.locator(".card .face").all_inner_texts())
+    assert len(hand) >= 5
+    assert not hand & shown, hand & shown
     await carol.shot("take5-spectator-phone")
 
     await play(alice)
