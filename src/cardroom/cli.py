@@ -32,10 +32,9 @@ app.add_typer(analytics_cli.app)  # stats, tournament, replay, rebuild
 
 
 def _setup_logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    from cardroom_runtime import logs
+
+    logs.configure(verbose=verbose)  # console, or JSON with CARDROOM_LOG_FORMAT=json
     if not verbose:
         noisy = ("faststream", "nats", "aiosqlite", "sqlalchemy", "alembic", "websockets")
         # the set-up connections' "disconnected" lines too: closing them is the plan

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import random
+import re
 import threading
 from collections import defaultdict
 from collections.abc import Mapping
@@ -23,7 +25,7 @@ from cardroom_client import CardroomError, Client
 from cardroom_engine import Table, registry
 from cardroom_eventstore import signatures
 from cardroom_games.macaua import HeuristicBot, MacauaBot, game_view
-from cardroom_mentalpoker import random_scalar, sign_move
+from cardroom_mentalpoker import MACAUA_CARDS, random_scalar, sign_move
 from cardroom_wire import Notification, Subjects
 from games.macaua.macaua_leakmodel import LeakModel, all_keys, truth
 from support.stack import Stack, as_event, wait_until
@@ -194,6 +196,23 @@ async def _send(stack: Stack, seat: _Seat, game: str, command: dict[str, Any]) -
 
     await wait_until(attempt, timeout=30)
     return outcome[0]
+
+
+async def test_no_log_line_names_a_card(stack: Stack, caplog: pytest.LogCaptureFixture) -> None:
+    """Every line every service logged while a game was played, down to DEBUG, scanned for
+    every card's code: services log requests and machinery, never a game's contents."""
+    caplog.set_level(logging.DEBUG)
+    _, outcome, _, _ = await _play(stack, ["l0", "l1"], {"max_turns": 60})
+    assert outcome["details"]["result"] in ("won", "turn_limit")
+    card = re.compile(r"\b(" + "|".join(re.escape(c) for c in MACAUA_CARDS) + r")\b")
+    lines = [
+        f"{r.name}: {r.getMessage()} {r.exc_text or ''}"
+        for r in caplog.records
+        if not r.name.startswith(("nats", "asyncio", "faststream"))
+    ]
+    assert len(lines) > 10, "nothing was logged: the scan would prove nothing"
+    named = [line[:200] for line in lines if card.search(line)]
+    assert named == []
 
 
 async def test_tampering_is_refused_over_the_wire_and_changes_nothing(stack: Stack) -> None:

@@ -32,6 +32,7 @@ from cardroom_wire import (
 from faststream.nats import NatsBroker, NatsMessage
 
 from .edge import FAILURES, Edge
+from .logs import bind, unbind
 from .metrics import Metrics, outcome_of
 
 log = logging.getLogger("cardroom")
@@ -43,6 +44,10 @@ OVERLOADED = dumps(error(ErrorCode.UNAVAILABLE, "the service is overloaded; try 
 WAITING_PER_WORKER = 64  # requests that may wait per worker of a route before it is overloaded
 PER_ASKER = 1  # requests of one asker handled at once per route (the rest wait their turn)
 WAITING_PER_ASKER = 16  # and waiting: a player past that sends faster than it is served
+# the subjects whose tokens after the kind name a game and a player (the lobby's a verb, then
+# the player)
+_GAME_INPUTS = frozenset({"cmd", "ack", "sync"})
+_PLAYER_INPUTS = frozenset({"cmd", "ack", "sync", "lobby"})
 
 
 async def ensure_events_stream(nats_url: str, subjects: Subjects) -> None:
@@ -363,17 +368,33 @@ class _Served:
         timed = self.metrics.request_seconds.labels(route.service, route.title)
         clock = time.perf_counter
 
+        root_tokens = len(self.edge.subjects.root.split("."))
+
         async def work(asker: str, msg: Any) -> None:
             while True:
                 t0 = clock()
+                # what the service logs while handling it concerns this request
+                parts = msg.subject.split(".")[root_tokens:]
+                kind = parts[0] if parts else ""
+                token = bind(
+                    service=route.service,
+                    route=route.title,
+                    game=parts[1] if kind in _GAME_INPUTS and len(parts) > 2 else None,
+                    player=parts[2] if kind in _PLAYER_INPUTS and len(parts) > 2 else None,
+                )
                 try:
                     reply = await route.handle(msg.subject, msg.data)
                     if reply is not None and msg.reply:
                         await nc.publish(msg.reply, reply)
-                    counted.labels(route.service, route.title, outcome_of(reply)).inc()
+                    outcome = outcome_of(reply)
+                    counted.labels(route.service, route.title, outcome).inc()
+                    if log.isEnabledFor(logging.DEBUG):  # the request, never its body
+                        log.debug("%s: %s in %.2f ms", route.title, outcome, (clock() - t0) * 1e3)
                 except Exception as exc:
                     FAILURES.failure(f"serving {msg.subject}", exc)
                     counted.labels(route.service, route.title, "failed").inc()
+                finally:
+                    unbind(token)
                 timed.observe(clock() - t0)
                 after = workers.done(asker)
                 if after is None:
