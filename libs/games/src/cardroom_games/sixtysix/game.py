@@ -114,22 +114,26 @@ class SixtySix(GameRules[State]):
         {
             TURN_PROMPTED,
             DECK_CARD_TAKEN,
+            POWER_PROMPTED,
             DISCARD_TAKEN_EVENT,
             SWAP_OWN_PICKED,
-            NEXT_ROUND_PROMPTED,
-            CARDS_SHOWN,
             CLAIM_CONFIRMED,
-            POWER_PROMPTED,
+            NEXT_ROUND_PROMPTED,
         }
     )
 
     def audience(self, state: State, event: Event) -> tuple[str, ...] | None:
-        # the players it is told to (an event told to nobody changes every view), and the
-        # player whose move it is (v1 shows identical cards to the others first)
-        told = set(notify(state, event, evolve(state, event)))
-        if event["type"] == CARDS_SHOWN:
-            told.add(state.seats[state.active])
-        return tuple(sorted(told)) if told and len(told) < len(state.seats) else None
+        kind = event["type"]
+        mover = (state.seats[state.active],)  # the player whose turn it is
+        if kind in (TURN_PROMPTED, DECK_CARD_TAKEN, POWER_PROMPTED):
+            return mover
+        if kind in (DISCARD_TAKEN_EVENT, SWAP_OWN_PICKED):  # told in v2 only (v1: nobody)
+            return None if state.protocol == V1 else mover
+        if kind == CLAIM_CONFIRMED:  # told in v1 only (v2: nobody)
+            return mover if state.protocol == V1 else None
+        # the next round's starter (once a round: read from what it is told)
+        told = tuple(notify(state, event, evolve(state, event)))
+        return told if len(told) == 1 and len(state.seats) > 1 else None
 
     # -- setup --------------------------------------------------------------------------
     def setup(self, config: Any, seats: Sequence[str]) -> State:
