@@ -82,6 +82,22 @@ const take5 = {
         return null;
     }
   },
+  // a spectator's log: what changed between two public views
+  spectate(before, after, ctx) {
+    const b = before?.state || {};
+    const a = after?.state || {};
+    const who = (index) => ctx.label(take5.seatOf(a, index));
+    const lines = [];
+    const played = (a.played || []).filter((p) => p.card);
+    if (played.length && JSON.stringify(played) !== JSON.stringify(b.played)) {
+      lines.push(`Cards played: ${played.map((p) => `${who(p.id)} ${cardText(p.card)}`).join(", ")}.`);
+    }
+    for (const s of a.scores || []) {
+      const old = (b.scores || []).find((x) => x.player === s.player);
+      if (old && s.score > old.score) lines.push(`${who(s.player)} takes ${s.score - old.score} bulls (${s.score} in all).`);
+    }
+    return lines;
+  },
   render(view, actions, ctx) {
     const state = view?.state || {};
     const rows = Object.entries(state.board || {});
@@ -274,6 +290,20 @@ const sixtysix = {
       }
     }
   },
+  spectate(before, after, ctx) {
+    const b = before?.state || {};
+    const a = after?.state || {};
+    const who = (i) => ctx.label((a.players || [])[i]);
+    const lines = [];
+    if (a.round !== b.round) lines.push(`Round ${a.round} begins.`);
+    if (a.activePlayerIndex != null && a.activePlayerIndex !== b.activePlayerIndex) lines.push(`${who(a.activePlayerIndex)} to play.`);
+    if (a.discardedValue != null && a.discardedValue !== b.discardedValue) lines.push(`${a.discardedValue} is discarded.`);
+    if (a.stopperIndex != null && b.stopperIndex == null) lines.push(`${who(a.stopperIndex)} calls stop: last turns.`);
+    if (JSON.stringify(a.totalScores) !== JSON.stringify(b.totalScores) && a.totalScores) {
+      lines.push(`Scores: ${a.totalScores.map((s, i) => `${who(i)} ${s}`).join(", ")}.`);
+    }
+    return lines;
+  },
   render(view, actions, ctx) {
     const state = view?.state || {};
     const players = state.players || view?.seats || [];
@@ -414,6 +444,23 @@ const papas = {
       default:
         return `${words(message.type)}${message.player ? ` (${who(message.player)})` : ""}.`;
     }
+  },
+  spectate(before, after, ctx) {
+    const b = before?.state || {};
+    const a = after?.state || {};
+    const lines = [];
+    if (a.play && JSON.stringify(a.play) !== JSON.stringify(b.play)) {
+      const cards = (a.play.cards || []).map((c) => papasName(c.name)).join(", ");
+      const targets = (a.play.targets || []).map((p) => ctx.label(p)).join(", ");
+      lines.push(`${ctx.label(a.play.player)} plays ${cards}${targets ? ` at ${targets}` : ""}.`);
+    }
+    for (const [p, n] of Object.entries(a.potatoes || {})) {
+      const old = (b.potatoes || {})[p];
+      if (old != null && n !== old) lines.push(`${ctx.label(p)} now has ${n} potatoes.`);
+    }
+    if (a.active && a.active !== b.active && a.state === "PlayerTurn") lines.push(`${ctx.label(a.active)}'s turn.`);
+    if (a.winner && !b.winner) lines.push(`${ctx.label(a.winner)} wins!`);
+    return lines;
   },
   render(view, actions, ctx) {
     const state = view?.state || {};

@@ -345,9 +345,13 @@ class TablePage {
     this.turn = el("div", { class: "turn-banner" });
     app.append(
       el("section", { class: "panel table-page", "data-game": game }, this.header, this.turn, this.board),
-      spectator
-        ? el("section", { class: "panel" }, el("h3", {}, "Watching"), el("p", {}, "You see what every spectator may see: the table as it changes, the scores and the result. The players' own messages stay with them."))
-        : el("section", { class: "panel" }, el("h3", {}, "What happened"), this.logBox),
+      el(
+        "section",
+        { class: "panel" },
+        el("h3", {}, spectator ? "What the table shows" : "What happened"),
+        spectator ? el("p", { class: "status" }, "Spectators see the table, the scores and the result; the players' own messages stay with them.") : null,
+        this.logBox,
+      ),
     );
     this.renderLog();
     this.load();
@@ -393,6 +397,10 @@ class TablePage {
       const apply = (update) => {
         if (update.version <= this.version) return; // updates may cross the first read
         this.version = update.version;
+        const rules = gameOf(this.summary?.game_type);
+        if (this.view && rules?.spectate) {
+          for (const line of rules.spectate(this.view, update.view, this.ctx())) this.addLog(line);
+        }
         this.view = update.view;
         this.summary = { ...this.summary, status: update.view.status, away: update.view.away };
         this.outcome = update.view.outcome;
