@@ -25,7 +25,8 @@ What is checked, one function each:
 - :func:`house_moves` -- the house's move for a seat is one ``decide`` accepts;
 - :func:`replays` -- folding the recorded log gives the live state at every step, whether
   event by event or in runs; the projector's fold (replays, sync) sends every player
-  exactly the notifications it was sent live, and its views are the live ones;
+  exactly the notifications it was sent live, and its views are the live ones; the
+  spectator stream has one update per event a spectator may know of, numbered without gaps;
 - :func:`folds_are_total` -- every prefix of a recorded log folds, presence changes
   (away, back) anywhere included, and the outcome is the recorded one;
 - :func:`sync_not_older` -- the view a sync answers is never older than a notification the
@@ -457,6 +458,32 @@ def replays(played: Played) -> Problems:
         player = None if stored.player_id not in final.seats else stored.player_id
         if stored.view != table.view(final, player):
             problems.append(f"the projector's view for {stored.player_id} differs")
+    problems += _spectator_stream(played, entries)
+    return problems
+
+
+def _spectator_stream(played: Played, entries: list[Any]) -> Problems:
+    """The spectators' updates: one per event a spectator may know of (none for an event
+    for some seats only), numbered 1, 2, 3 ... without gaps, each the live spectator view."""
+    problems: Problems = []
+    table = played.table
+    _, projected, _ = project_log(None, played.states[-1].game_type, entries, spectator=True)
+    updates = {item.version: item.public for item in projected if item.public is not None}
+    expected = 1
+    for i, step in enumerate(played.local.steps):
+        before, after = played.before(i), played.states[i]
+        public = updates.get(step.version)
+        told_some = before is not None and after.private != before.private
+        if told_some:
+            if public is not None:
+                problems.append(f"v{step.version}: a spectator update for an event for some seats")
+            continue
+        if public is None:
+            problems.append(f"v{step.version}: no spectator update")
+            continue
+        if public.version != expected or public.view != _stored(table.view(after, None)):
+            problems.append(f"v{step.version}: the spectator update is not the live view")
+        expected += 1
     return problems
 
 
