@@ -191,4 +191,15 @@ async def test_prometheus_scrapes_what_was_played(
         "cardroom_acks_total",
         "cardroom_gates_released_total",
         "cardroom_nats_reconnects_total",
+        "cardroom_relay_delay_seconds_bucket",
+        "cardroom_projector_delay_seconds_bucket",
     } <= names
+    # every event was relayed and projected (the followers' delays, one sample per event)
+    events = sum([len(await host.store.read_stream(g)) for g in games])
+
+    def followed() -> bool:
+        relayed = prom.value("cardroom_relay_delay_seconds_count")
+        projected = prom.value('sum(cardroom_projector_delay_seconds_count{game_type="highcard"})')
+        return (relayed or 0) >= events and (projected or 0) >= events
+
+    await wait_until(followed, timeout=30)

@@ -15,7 +15,9 @@ histograms, base units, ``cardroom_`` prefix):
 - ``cardroom_nats_reconnects_total``, ``cardroom_nats_disconnects_total``;
 - the services' own, registered on the same registry (:attr:`Metrics.registry`): the
   acktracker's ``cardroom_acks_total{outcome}``, ``cardroom_gates_released_total``,
-  ``cardroom_notifications_resent_total``.
+  ``cardroom_notifications_resent_total``; the followers' lag, per event from its commit:
+  ``cardroom_relay_delay_seconds`` (until JetStream has it) and
+  ``cardroom_projector_delay_seconds{game_type}`` (until its projection is committed).
 
 Counting costs a dictionary lookup and an addition per request: always on; only the HTTP
 endpoint is optional.
@@ -94,6 +96,10 @@ class Metrics:
     def counter(self, name: str, doc: str, labels: Iterable[str] = ()) -> Counter:
         """A counter of a service's own on this process's registry."""
         return Counter(name, doc, list(labels), registry=self.registry)
+
+    def histogram(self, name: str, doc: str, labels: Iterable[str] = ()) -> Histogram:
+        """A histogram (seconds, the runtime's buckets) of a service's own."""
+        return Histogram(name, doc, list(labels), buckets=BUCKETS, registry=self.registry)
 
     def serve(self, port: int | None = None, addr: str | None = None) -> int | None:
         """Serve ``/metrics`` over HTTP (port and address from the environment when not

@@ -28,6 +28,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -210,6 +211,11 @@ class Projector(Service):
         self._wake = asyncio.Event()
         self._batcher: asyncio.Task[None] | None = None
         self._stopping = False
+        self._delay = self.rt.metrics.histogram(
+            "cardroom_projector_delay_seconds",
+            "From an event's commit until its projection was committed",
+            ["game_type"],
+        )
 
     async def prepare(self) -> None:
         await ensure_events_stream(self.rt.nats_url, self.subjects)
@@ -375,6 +381,12 @@ class Projector(Service):
                 moves[names[game]] = top
             await readmodels.write_batch(conn, notes, views, summaries)
             await tracking.advance(moves)
+        now = datetime.now(UTC)
+        for record in records:
+            stamp = record.get("recorded_at")
+            if isinstance(stamp, str):
+                delay = (now - datetime.fromisoformat(stamp)).total_seconds()
+                self._delay.labels(str(record.get("game_type", ""))).observe(delay)
         for public in publics:
             await self.rt.broker.connection.publish(
                 self.subjects.public(public.game), dumps(public)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -55,6 +56,10 @@ class Relay(Service):
         self._nc: Client | None = None
         self._js: JetStreamContext | None = None
         self.position = 0
+        self._delay = self.rt.metrics.histogram(
+            "cardroom_relay_delay_seconds",
+            "From an event's commit until JetStream acknowledged its publication",
+        )
 
     async def prepare(self) -> None:
         await ensure_events_stream(self.rt.nats_url, self.subjects)
@@ -117,4 +122,7 @@ class Relay(Service):
             await tracking.conn.execute(sa.text("SET LOCAL synchronous_commit = off"))
             await tracking.advance(events[-1].position)
         self.position = events[-1].position
+        now = datetime.now(UTC)
+        for event in events:
+            self._delay.observe((now - event.recorded_at).total_seconds())
         return len(events)
