@@ -277,14 +277,14 @@ const sixtysix = {
       default: {
         // the first generation's many small messages: their own fields, in words
         const value = (k, v) => {
-          if (k === "playerIndex") return who(v);
-          if (k === "cardIndex") return v + 1;
+          if (/playerIndex$/i.test(k)) return who(v);
+          if (/cardIndex$/i.test(k)) return v + 1;
           if (k === "cardIndexes") return v.map((i) => i + 1).join(" & ");
           return Array.isArray(v) ? v.join(" & ") : v;
         };
         const rest = Object.entries(message)
           .filter(([k]) => k !== "type" && k !== "playerIndex")
-          .map(([k, v]) => `${words(k).toLowerCase().replace(/ indexes$/, "s").replace(/ index$/, "")} ${value(k, v)}`);
+          .map(([k, v]) => `${words(k).toLowerCase().replace(/ player index$/, "").replace(/ indexes$/, "s").replace(/ index$/, "")} ${value(k, v)}`);
         const actor = "playerIndex" in message ? `${who(message.playerIndex)}: ` : "";
         return `${actor}${words(message.type).toLowerCase().replace(/^./, (c) => c.toUpperCase())}${rest.length ? ` (${rest.join(", ")})` : ""}.`;
       }

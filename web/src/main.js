@@ -500,8 +500,9 @@ class TablePage {
       case "PlayerBack":
         return `${label(message.player)} is back.`;
       default: {
+        // a game's describe may say nothing (null): the page itself shows it (your move)
         const rules = gameOf(this.summary?.game_type);
-        return rules?.describe(message, this.ctx()) ?? words(message.type || "update");
+        return rules ? rules.describe(message, this.ctx()) : words(message.type || "update");
       }
     }
   }
