@@ -10,6 +10,7 @@ the edge's counts present.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import shutil
@@ -23,7 +24,7 @@ from typing import Any
 
 import pytest
 from cardroom_bots.players import BotPlayer
-from cardroom_client import Client
+from cardroom_client import CardroomError, Client
 from cardroom_runtime.games import load_games
 from cardroom_runtime.host import Host
 from support.stack import wait_until
@@ -155,6 +156,14 @@ async def test_prometheus_scrapes_what_was_played(
     finally:
         await asyncio.gather(*(b.close() for b in bots), return_exceptions=True)
 
+    # a made-up command type is counted, but not under a label of its own
+    stranger = await Client.connect(nats_url, "mxz", subject_root=root)
+    try:
+        with contextlib.suppress(CardroomError):
+            await stranger.send(games[0], {"type": "zzz_made_up"})
+    finally:
+        await stranger.close()
+
     # what the store recorded: each accepted command appended its events under its id
     commands: set[str] = set()
     for game in games:
@@ -170,6 +179,16 @@ async def test_prometheus_scrapes_what_was_played(
         return prom.value(ok) == len(commands)
 
     await wait_until(scraped, timeout=30)  # Prometheus's next scrapes after the games
+    by_type = 'sum(cardroom_commands_total{game_type="highcard",outcome="ok"})'
+    await wait_until(lambda: prom.value(by_type) == len(commands), timeout=30)
+    bets = prom.value('sum(cardroom_commands_total{game_type="highcard",command="bet"})')
+    assert bets is not None
+    assert bets > 0
+    await wait_until(
+        lambda: (prom.value('sum(cardroom_commands_total{command="other"})') or 0) >= 1,
+        timeout=30,
+    )
+    assert prom.query('cardroom_commands_total{command="zzz_made_up"}') == []
     # every request is timed: the histogram's count is the requests' count, per route
     for route in ("commands", "lobby", "acks"):
         total = prom.value(f'sum(cardroom_requests_total{{route="{route}"}})')

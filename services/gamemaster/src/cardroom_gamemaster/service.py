@@ -33,12 +33,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cardroom_engine import Event, Rejection, Table, TableState, registry
+from cardroom_engine.table import PRESENCE
 from cardroom_eventstore import (
     TO,
     Append,
@@ -132,6 +134,19 @@ class Gamemaster(Service):
         self._marking: set[asyncio.Task[None]] = set()
         self._appends: Batcher[Append, list[RecordedEvent] | EventStoreError] | None = None
         self._signatures: TransitionSignatures | None = None
+        metrics = self.rt.metrics
+        self._commands = metrics.counter(
+            "cardroom_commands",
+            "Players' commands, by game type, command type and outcome (ok or the code)",
+            ["game_type", "command", "outcome"],
+        )
+        self._command_seconds = metrics.histogram(
+            "cardroom_command_seconds", "Time to handle a command", ["game_type"]
+        )
+        self._command_types: dict[str, set[str]] = {}
+        self._presence = metrics.counter(
+            "cardroom_presence_changes", "Players marked away and back", ["game_type", "change"]
+        )
 
     @property
     def signatures(self) -> TransitionSignatures:
@@ -324,6 +339,9 @@ class Gamemaster(Service):
         loaded.seqs = seqs
         if handled_gate is not None:
             loaded.unmarked.discard(handled_gate)
+        for stored in new:
+            if stored.type in PRESENCE:
+                self._presence.labels(state.game_type, stored.type.removeprefix("table.")).inc()
         await self._publish(game, notes)
         away = addressed & set(state.away)
         released: list[int] = []
@@ -586,6 +604,29 @@ class Gamemaster(Service):
 
     # -- commands --------------------------------------------------------------------------------
     async def on_command(self, subject: str, body: bytes) -> dict[str, Any]:
+        """:meth:`_command`, counted by game type, command type and outcome."""
+        t0 = time.perf_counter()
+        outcome = "internal"
+        try:
+            reply = await self._command(subject, body)
+            outcome = "ok"
+            return reply
+        except WireError as exc:
+            outcome = exc.code
+            raise
+        finally:
+            cached = self._cache.get(subject.rsplit(".", 2)[-2])  # <root>.cmd.<game>.<player>
+            game_type = cached.state.game_type if cached is not None else "unknown"
+            # a label's values must stay few whatever players send: a command type is named
+            # once the game has accepted one of it, else it counts as "other"
+            kind = _command_type(body)
+            known = self._command_types.setdefault(game_type, set())
+            if outcome == "ok" and len(known) < 64:
+                known.add(kind)
+            self._commands.labels(game_type, kind if kind in known else "other", outcome).inc()
+            self._command_seconds.labels(game_type).observe(time.perf_counter() - t0)
+
+    async def _command(self, subject: str, body: bytes) -> dict[str, Any]:
         _, game, player = self.subjects.parse_input(subject)
         command = parse_request(Command, decode_json(body))
         cached = self._cache.get(game)
@@ -805,6 +846,19 @@ class Gamemaster(Service):
             if events:
                 await self._commit(loaded, [(e, {"actor": player}) for e in events])
                 log.info("%s: %s is back", game, player)
+
+
+def _command_type(body: bytes) -> str:
+    """A command's ``type`` for the metrics: a short word, else ``other`` (the label's
+    values stay few whatever a player sends)."""
+    try:
+        parsed = decode_json(body)
+    except WireError:
+        return "invalid"
+    kind = parsed.get("type") if isinstance(parsed, dict) else None
+    if isinstance(kind, str) and 0 < len(kind) <= 24 and kind.isascii() and kind.isprintable():
+        return kind
+    return "other"
 
 
 def _outsider(state: TableState, player: str) -> bool:
