@@ -34,7 +34,8 @@ CARDROOM_SERVICES = {
     "gateway",
     "web",
 }
-ALL_SERVICES = INFRASTRUCTURE | CARDROOM_SERVICES | {"migrate", "auth", "bots"}
+OBSERVABILITY = {"prometheus", "grafana"}
+ALL_SERVICES = INFRASTRUCTURE | CARDROOM_SERVICES | OBSERVABILITY | {"migrate", "auth", "bots"}
 
 
 def compose_binary() -> Path:

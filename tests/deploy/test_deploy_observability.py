@@ -1,0 +1,100 @@
+"""deploy/'s Prometheus and Grafana files: valid for the real tools, and about metrics that
+exist.
+
+``promtool check config`` (Debian's prometheus package, which CI installs) validates the
+scrape configuration. The dashboard is provisioned as it is: every panel queries the
+provisioned data source, and every metric it names is one that cardroom's code exports
+(the names are read from the sources that register them), so a renamed metric cannot leave
+an empty panel behind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+SOURCES = [*ROOT.glob("libs/*/src/**/*.py"), *ROOT.glob("services/*/src/**/*.py")]
+SUFFIXES = ("_total", "_bucket", "_count", "_sum")
+
+
+def exported() -> set[str]:
+    """Every metric family the code registers: a ``cardroom_...`` name in a string."""
+    names: set[str] = set()
+    for path in SOURCES:
+        names |= set(re.findall(r'"(cardroom_[a-z0-9_]+)"', path.read_text()))
+    return names
+
+
+def family(name: str) -> str:
+    for suffix in SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def test_promtool_accepts_the_scrape_configuration() -> None:
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is needed (Debian's prometheus package; .ci/run installs it)"
+    checked = subprocess.run(
+        [promtool, "check", "config", str(DEPLOY / "prometheus" / "prometheus.yml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_every_service_is_scraped() -> None:
+    config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    names = {
+        n for job in config["scrape_configs"] for sd in job["dns_sd_configs"] for n in sd["names"]
+    }
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    ours = {
+        name
+        for name, service in compose["services"].items()
+        if service.get("command", [None, None, None])[:2] == ["cardroom", "serve"]
+    }
+    assert ours
+    assert names == ours
+    assert {sd["port"] for job in config["scrape_configs"] for sd in job["dns_sd_configs"]} == {
+        9464
+    }
+    assert compose["x-cardroom-env"]["CARDROOM_METRICS_PORT"] == "9464"
+
+
+def test_the_dashboard_queries_metrics_that_exist() -> None:
+    dashboard: dict[str, Any] = json.loads(
+        (DEPLOY / "grafana" / "dashboards" / "cardroom.json").read_text()
+    )
+    datasource = yaml.safe_load(
+        (DEPLOY / "grafana" / "provisioning" / "datasources" / "prometheus.yml").read_text()
+    )["datasources"][0]
+    names = exported()
+    assert {"cardroom_requests", "cardroom_commands", "cardroom_acks"} <= names
+    used: set[str] = set()
+    for panel in dashboard["panels"]:
+        assert panel["datasource"]["uid"] == datasource["uid"], panel["title"]
+        assert panel["targets"], panel["title"]
+        for target in panel["targets"]:
+            for metric in re.findall(r"\b(cardroom_[a-z0-9_]+)", target["expr"]):
+                used.add(metric)
+                assert family(metric) in names or metric in names, (panel["title"], metric)
+    # the figures an operator looks for first are on it
+    for wanted in (
+        "cardroom_commands_total",
+        "cardroom_command_seconds_bucket",
+        "cardroom_acks_total",
+        "cardroom_projector_delay_seconds_bucket",
+        "cardroom_presence_changes_total",
+        "cardroom_nats_reconnects_total",
+    ):
+        assert wanted in used, wanted
