@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from . import analytics_cli
+from . import analytics_cli, status_cli
 from .services import SERVICES, ServiceName
 
 app = typer.Typer(
@@ -29,6 +29,7 @@ app = typer.Typer(
 )
 console = Console(stderr=True)
 app.add_typer(analytics_cli.app)  # stats, tournament, replay, rebuild
+app.add_typer(status_cli.app)  # status
 
 
 def _setup_logging(verbose: bool) -> None:
