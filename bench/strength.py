@@ -32,6 +32,7 @@ from common import (
 # game, the kinds from the expected strongest to the weakest, config
 TOURNAMENTS: list[tuple[str, list[str], dict[str, Any]]] = [
     ("take5", ["search", "heuristic", "random"], {"win_score": 66}),
+    ("papas", ["search", "heuristic", "random"], {}),
 ]
 
 

@@ -46,8 +46,9 @@ class Determinizer(Protocol[S]):
         """A full game state consistent with the player's ``view`` and what it observed."""
         ...
 
-    def done(self, start: S, state: S) -> bool:
-        """Whether a playout from ``start`` has gone far enough to judge (its horizon)."""
+    def done(self, start: S, state: S, steps: int) -> bool:
+        """Whether a playout from ``start`` has gone far enough to judge (its horizon),
+        after ``steps`` events."""
         ...
 
     def value(self, start: S, state: S, player: str) -> float:
@@ -124,13 +125,16 @@ class SearchBot(Generic[S]):
             return 0.0  # (a determinization in which the action is illegal: never, if sound)
         steps = 0
         while steps < MAX_STEPS:
-            if rules.outcome(state) is not None or self.determinizer.done(start, state):
+            if rules.outcome(state) is not None or self.determinizer.done(start, state, steps):
                 break
             events = rules.follow_up(state, rng)
             if not events:
                 events = self._moves(state, rng)
+            if not events:  # nobody can move: what happens when time runs out (a window)
+                due = rules.deadline(state)
+                events = rules.on_timeout(state, due.key, rng) if due is not None else []
                 if not events:
-                    break  # nobody can move: judge it here
+                    break  # nothing will happen: judge it here
             state = self._apply(state, events)
             steps += len(events)
         return self.determinizer.value(start, state, self.player)

@@ -303,4 +303,16 @@ class HeuristicBot:
         return min(actions, key=lambda a: _keep_value(self._card(view, a["card"]), names))
 
 
-BOTS: dict[str, BotFactory] = {"random": RandomBot, "heuristic": HeuristicBot}
+def _search_bot(player: str) -> Any:
+    """The information-set search bot (``.search``, which imports the rules, which import
+    these bots)."""
+    from .search import search_bot
+
+    return search_bot(player)
+
+
+BOTS: dict[str, BotFactory] = {
+    "random": RandomBot,
+    "heuristic": HeuristicBot,
+    "search": _search_bot,
+}

@@ -116,7 +116,7 @@ class Take5Determinizer:
             chooser=int(chooser) if isinstance(chooser, int) else None,
         )
 
-    def done(self, start: Take5State, state: Take5State) -> bool:
+    def done(self, start: Take5State, state: Take5State, steps: int) -> bool:
         return state.round != start.round or state.phase == "over"
 
     def value(self, start: Take5State, state: Take5State, player: str) -> float:

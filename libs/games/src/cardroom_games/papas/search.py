@@ -1,0 +1,165 @@
+"""Papas's hook for the information-set search bot (``cardroom_engine.search``).
+
+A player of papas sees its own hand, the discard pile (face up), everyone's hand size and
+golden potatoes, the card or threesome in play, and, as the picking player, the tokens of a
+blind pick (with the faces when the card shows them). It does not see the others' hands,
+the deck's order, who has passed in an open reaction window, nor which card a blind token
+stands for. A determinization deals the cards it cannot place at random: to each other
+player as many as that player holds (the cards a pick showed stay in the target's hand),
+the rest to the deck in a random order; everyone who has not been seen to pass may still
+react; a blind token stands for a random card of the target's hand.
+
+A playout runs about two turns of the table (``HORIZON`` events) or to the end; its value
+for the player is where its golden potatoes gained rank among everyone's, and by how much,
+with a win worth the most. The rollouts play as the heuristic bot would, each seat from its
+own view of the sampled state.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from cardroom_engine import Message
+from cardroom_engine.search import SearchBot
+
+from .bots import HeuristicBot
+from .cards import CARD_NAME
+from .rules import PapasRules
+from .state import CARD_SELECTION, GAME_END, REACTION_PHASE, PapasConfig, Play, State
+
+__all__ = ["PapasDeterminizer", "rollout", "search_bot"]
+
+_RULES = PapasRules()
+HORIZON = 60  # events of a playout at most (about two turns of a table of four)
+
+
+class PapasDeterminizer:
+    """States consistent with what one player sees (it needs nothing but its view)."""
+
+    def __init__(self, player: str) -> None:
+        self.player = player
+
+    def observe(self, message: Message) -> None:
+        return None  # the view holds all a player may know now (the discard pile is public)
+
+    def sample(self, view: Mapping[str, Any], player: str, rng: random.Random) -> State:
+        config = PapasConfig.model_validate(view.get("config") or {})
+        g: Mapping[str, Any] = view["state"]
+        seats = tuple(str(s) for s in g["seats"])
+        base = _RULES.setup(config, seats)
+        me = seats.index(player)
+        n = len(seats)
+        order = [str(p) for p in g.get("order") or seats]
+        direction = 1 if n < 3 or order[1] == seats[1] else -1
+        hand = [int(c["id"]) for c in g.get("hand") or ()]
+        discard = [int(c["id"]) for c in g.get("discard") or ()]
+        play_view = g.get("play")
+        in_play = [int(c["id"]) for c in (play_view or {}).get("cards") or ()]
+        selection_view = g.get("selection")
+        shown: list[tuple[str, int | None]] = []  # the pick's tokens, with the face if shown
+        if isinstance(selection_view, Mapping):
+            for option in selection_view.get("options") or ():
+                card = option.get("card")
+                shown.append((str(option["token"]), int(card["id"]) if card else None))
+        known = set(hand) | set(discard) | set(in_play) | {c for _, c in shown if c is not None}
+        pool = [c for c in range(len(CARD_NAME)) if c not in known]
+        rng.shuffle(pool)
+        counts = {str(p): int(k) for p, k in (g.get("hand_counts") or {}).items()}
+        target = None
+        if isinstance(selection_view, Mapping):
+            target = seats.index(str(selection_view["target"]))
+        hands: list[tuple[int, ...]] = []
+        for seat, name in enumerate(seats):
+            if seat == me:
+                hands.append(tuple(hand))
+                continue
+            cards = [c for _, c in shown if c is not None] if seat == target else []
+            need = counts.get(name, 0) - len(cards)
+            cards += pool[:need]
+            pool = pool[need:]
+            hands.append(tuple(cards))
+        deck_count = int(g.get("deck_count", 0))
+        deck, pool = tuple(pool[:deck_count]), pool[deck_count:]
+        phase = str(g.get("state"))
+        reaction = g.get("reaction")
+        window = int(reaction["window"]) if isinstance(reaction, Mapping) else 0
+        reactors: tuple[int, ...] = ()
+        if phase == REACTION_PHASE and isinstance(reaction, Mapping):
+            names = [str(p) for p in reaction.get("players") or ()]
+            reactors = tuple(
+                seats.index(p) for p in names if p != player or reaction.get("may_react", True)
+            )
+        selection: tuple[tuple[str, int], ...] = ()
+        if phase == CARD_SELECTION and target is not None:
+            count = int(selection_view["count"]) if isinstance(selection_view, Mapping) else 0
+            cards = list(hands[target])
+            rng.shuffle(cards)
+            if shown:  # the picking player: its tokens, each with its face or a random card
+                hidden = [c for c in cards if c not in {s for _, s in shown}]
+                picks = []
+                for token, card in shown:
+                    picks.append((token, card if card is not None else hidden.pop()))
+                selection = tuple(picks)
+            else:
+                selection = tuple((f"t{i}", c) for i, c in enumerate(cards[:count]))
+        play = None
+        if isinstance(play_view, Mapping):
+            play = Play(
+                kind=play_view["kind"],
+                cards=tuple(in_play),
+                name=str(play_view["name"]),
+                reward=int(play_view.get("reward", 0)),
+                targets=tuple(seats.index(str(t)) for t in play_view.get("targets") or ()),
+            )
+        potatoes = tuple(int((g.get("potatoes") or {}).get(p, 0)) for p in seats)
+        turn = g.get("turn") or {}
+        return base._replace(
+            phase=phase,
+            active=seats.index(str(g["active"])),
+            direction=direction,
+            deck=deck,
+            discard=tuple(discard),
+            hands=tuple(hands),
+            potatoes=potatoes,
+            turn_fresh=bool(turn.get("fresh", False)),
+            skip_next=bool(turn.get("skip_next", False)),
+            play=play,
+            window=window,
+            reactors=reactors,
+            selection=selection,
+            named=g.get("named"),
+        )
+
+    def done(self, start: State, state: State, steps: int) -> bool:
+        return steps >= HORIZON or state.phase == GAME_END
+
+    def value(self, start: State, state: State, player: str) -> float:
+        me = state.seats.index(player)
+        if state.winner is not None:
+            return 1.0 if state.winner == me else 0.0
+        gained = [b - a for a, b in zip(start.potatoes, state.potatoes, strict=True)]
+        others = [x for i, x in enumerate(gained) if i != me]
+        mine = gained[me]
+        rank = sum(1.0 if x < mine else 0.5 if x == mine else 0.0 for x in others) / len(others)
+        margin = 1.0 / (1.0 + math.exp(-(mine - sum(others) / len(others))))
+        return 0.5 * rank + 0.5 * margin
+
+
+def rollout(
+    state: State, player: str, actions: list[dict[str, Any]], rng: random.Random
+) -> dict[str, Any]:
+    """The playouts' policy: pass a reaction window nine times in ten, else any action."""
+    for action in actions:
+        if action["type"] == "SkipReaction" and rng.random() < 0.9:
+            return action
+    return rng.choice(actions)
+
+
+def search_bot(player: str, iterations: int = 100) -> SearchBot[State]:
+    """The papas search bot for ``player`` (the registry's ``"search"`` kind)."""
+    return SearchBot(
+        player, _RULES, PapasDeterminizer(player), iterations=iterations, rollout=rollout
+    )
