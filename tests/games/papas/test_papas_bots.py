@@ -51,7 +51,7 @@ def duel(games: int, players: int, seed: int) -> tuple[int, list[HeuristicBot]]:
 
 
 def test_bots_are_listed() -> None:
-    assert set(GAME.bots) == {"random", "heuristic"}
+    assert set(GAME.bots) == {"random", "heuristic", "search"}
     assert isinstance(GAME.bots["heuristic"]("p0"), HeuristicBot)
 
 

@@ -148,14 +148,18 @@ class PapasDeterminizer:
         return 0.5 * rank + 0.5 * margin
 
 
+_PLAYERS: dict[str, HeuristicBot] = {}
+
+
 def rollout(
     state: State, player: str, actions: list[dict[str, Any]], rng: random.Random
 ) -> dict[str, Any]:
-    """The playouts' policy: pass a reaction window nine times in ten, else any action."""
-    for action in actions:
-        if action["type"] == "SkipReaction" and rng.random() < 0.9:
-            return action
-    return rng.choice(actions)
+    """The playouts' policy: the heuristic bot's choice, from that seat's own view of the
+    sampled state."""
+    bot = _PLAYERS.get(player)
+    if bot is None:
+        bot = _PLAYERS[player] = HeuristicBot(player)
+    return dict(bot.choose({"state": _RULES.view(state, player)}, actions, rng))
 
 
 def search_bot(player: str, iterations: int = 100) -> SearchBot[State]:
