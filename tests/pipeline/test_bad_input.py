@@ -126,7 +126,7 @@ async def test_bad_inputs_get_clean_errors_and_change_nothing(stack: Stack) -> N
         (alice, s.cmd(lobby, "alice"), {"type": "bet", "id": "c10", "amount": 1}, "not_started"),
         (dave, s.cmd(finished, "dave"), {"type": "fold", "id": "c12"}, "game_finished"),
         # acks
-        (alice, s.ack(game, "alice"), {"type": "ack", "version": 99_999}, "unknown_version"),
+        (alice, s.ack(game, "alice"), {"type": "ack", "version": 99_999}, "not_addressee"),
         (alice, s.ack(game, "alice"), {"type": "ack", "version": 0}, "bad_request"),
         (alice, s.ack(game, "alice"), {"type": "ack", "version": "3"}, "bad_request"),
         (alice, s.ack(game, "alice"), {"type": "ack"}, "bad_request"),
