@@ -40,6 +40,8 @@ from prometheus_client.registry import Collector
 
 from .edge import Edge
 
+__all__ = ["BUCKETS", "Counter", "Histogram", "Metrics", "outcome_of"]
+
 log = logging.getLogger("cardroom.metrics")
 
 ENV_PORT = "CARDROOM_METRICS_PORT"

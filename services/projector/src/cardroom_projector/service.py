@@ -36,6 +36,7 @@ from cardroom_engine import Event, Table, TableState, registry
 from cardroom_eventstore import TO, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
 from cardroom_runtime.host import Service, ensure_events_stream, storage_unavailable
+from cardroom_runtime.metrics import Histogram
 from cardroom_wire import (
     ErrorCode,
     Notification,
@@ -211,11 +212,18 @@ class Projector(Service):
         self._wake = asyncio.Event()
         self._batcher: asyncio.Task[None] | None = None
         self._stopping = False
-        self._delay = self.rt.metrics.histogram(
-            "cardroom_projector_delay_seconds",
-            "From an event's commit until its projection was committed",
-            ["game_type"],
-        )
+        self._delay_metric: Histogram | None = None
+
+    @property
+    def _delay(self) -> Histogram:
+        """From an event's commit until its projection was committed (made on first use)."""
+        if self._delay_metric is None:
+            self._delay_metric = self.rt.metrics.histogram(
+                "cardroom_projector_delay_seconds",
+                "From an event's commit until its projection was committed",
+                ["game_type"],
+            )
+        return self._delay_metric
 
     async def prepare(self) -> None:
         await ensure_events_stream(self.rt.nats_url, self.subjects)
