@@ -18,7 +18,8 @@ histograms, base units, ``cardroom_`` prefix):
   label once a game accepted one, else ``other``, so players cannot multiply the series),
   ``cardroom_command_seconds{game_type}``, ``cardroom_presence_changes_total{game_type,
   change}`` (away, back); the acktracker's ``cardroom_acks_total{outcome}``,
-  ``cardroom_gates_released_total``, ``cardroom_notifications_resent_total``; the followers' lag, per event from its commit:
+  ``cardroom_gates_released_total``, ``cardroom_notifications_resent_total``; the
+  followers' lag, per event from its commit:
   ``cardroom_relay_delay_seconds`` (until JetStream has it) and
   ``cardroom_projector_delay_seconds{game_type}`` (until its projection is committed).
 
