@@ -2,7 +2,7 @@
 // NATS over WebSocket with the player's own token, requests on the player's own subjects,
 // notifications handled one at a time in `seq` order and acknowledged after they are shown,
 // a sync whenever a gap appears or the connection comes back.
-import { connect } from "nats.ws";
+import { connect, tokenAuthenticator } from "nats.ws";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -112,10 +112,12 @@ export class Player {
       identity = { player: granted.player, token: granted.token, expires: granted.expires };
     }
     if (name) identity.name = name;
+    const held = { token: identity.token };
     const open = (who) =>
       connect({
         servers: wsUrl(config),
-        token: who.token,
+        // read at every (re)connect: a renewed token is used from the next one on
+        authenticator: tokenAuthenticator(() => held.token),
         name: `cardroom-web-${who.player}`,
         inboxPrefix: `_INBOX_${config.root}.${who.player}`,
         maxReconnectAttempts: -1,
@@ -130,15 +132,22 @@ export class Player {
       if (fresh || !/author/i.test(String(exc?.code || exc?.message || exc))) throw exc;
       const granted = await register(config);
       identity = { ...identity, player: granted.player, token: granted.token, expires: granted.expires };
+      held.token = identity.token;
       nc = await open(identity);
     }
     saveIdentity(config.root, identity);
     const player = new Player(config, nc, identity);
+    player.held = held;
     player._watchStatus();
     player.sub = nc.subscribe(`${config.root}.player.${identity.player}.>`, {
       callback: (err, msg) => !err && player._onMessage(msg),
     });
-    if (identity.expires * 1000 < Date.now() + 6 * 3600 * 1000) player.renew().catch(() => {});
+    // renew well before expiry, so that a reconnect (or the server, at expiry) finds a valid one
+    const renewSoon = () => {
+      if (player.identity.expires * 1000 < Date.now() + 6 * 3600 * 1000) player.renew().catch(() => {});
+    };
+    renewSoon();
+    setInterval(renewSoon, 15 * 60 * 1000);
     return player;
   }
 
@@ -151,6 +160,7 @@ export class Player {
       token: this.identity.token,
     });
     this.identity = { ...this.identity, token: reply.token, expires: reply.expires };
+    this.held.token = reply.token;
     saveIdentity(this.root, this.identity);
   }
 

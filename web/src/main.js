@@ -579,7 +579,7 @@ class TablePage {
       const seconds = this.view?.options?.turn_timeout ?? this.view?.config?.turn_timeout;
       return [
         el("strong", { class: "your-turn" }, "Your move!"),
-        seconds ? el("span", {}, " The house plays for you in ", countdown(seconds, `turn-${this.actionsAt}`)) : null,
+        seconds ? el("span", {}, " Before the house plays for you: ", countdown(seconds, `turn-${this.actionsAt}`)) : null,
       ];
     }
     return [el("span", { class: "waiting-turn" }, this.busy ? "Sending…" : "Waiting for the others…")];
