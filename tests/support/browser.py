@@ -2,18 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cardroom_gateway.web import STATIC
 from playwright.async_api import BrowserContext, Page
 
 if TYPE_CHECKING:
     from cardroom_runtime.host import Host
 
-SHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots"
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "build" / "screenshots"
 """Where the web tests save their screenshots (build/ is ignored by git)."""
+
+
+def chromium() -> str:
+    """Debian's chromium (Playwright's own download is not used: it needs its CDN)."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise RuntimeError("no chromium on PATH: apt-get install chromium (.ci/run does it)")
+
+
+async def ensure_built() -> None:
+    """`make test` builds the page first (make web); a bare pytest may not have."""
+    if not (STATIC / "app.js").is_file():
+        build = await asyncio.create_subprocess_exec("bash", str(ROOT / "web" / "build.sh"))
+        assert await build.wait() == 0, "make web failed"
 
 
 @dataclass

@@ -7,44 +7,28 @@ on the run's servers. Screenshots go to ``build/screenshots/`` (ignored by git).
 
 from __future__ import annotations
 
-import asyncio
 import itertools
-import shutil
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from cardroom_gateway import Web
-from cardroom_gateway.web import STATIC
 from cardroom_runtime import migrate
 from cardroom_runtime.games import load_games
 from cardroom_runtime.host import Host
 from cardroom_runtime.postgres import create_database, drop_database
 from playwright.async_api import Browser, async_playwright
-from support.browser import People, Person, WebStack
+from support.browser import People, Person, WebStack, chromium, ensure_built
 
 from cardroom.services import SERVICES, ServiceName
 
-ROOT = Path(__file__).resolve().parents[2]
 _counter = itertools.count()
-
-
-def chromium() -> str:
-    """Debian's chromium (Playwright's own download is not used: it needs its CDN)."""
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise RuntimeError("no chromium on PATH: apt-get install chromium (.ci/run does it)")
 
 
 @pytest.fixture(scope="module")
 async def web_stack(
     nats_url: str, database_admin_url: str, subject_root: str
 ) -> AsyncIterator[WebStack]:
-    if not (STATIC / "app.js").is_file():  # `make test` built it; a bare pytest may not have
-        build = await asyncio.create_subprocess_exec("bash", str(ROOT / "web" / "build.sh"))
-        assert await build.wait() == 0, "make web failed"
+    await ensure_built()
     load_games()
     name = f"{subject_root}_web{next(_counter)}"
     database_url = await create_database(database_admin_url, name)
