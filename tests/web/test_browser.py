@@ -107,6 +107,8 @@ async def test_take5_with_bots_a_reload_and_a_spectator(people: People) -> None:
     carol = await people(phone=True)
     await carol.sign_in("Carol")
     row = carol.page.locator(f'.table-row[data-game="{game}"]')
+    await row.locator("button.watch").wait_for()
+    await carol.shot("lobby-phone")
     await row.locator("button.watch").click()
     await carol.page.locator(".take5 .rows").wait_for(timeout=MOVE_WAIT_MS)
     assert await carol.page.locator(".take5 .hand").count() == 0
