@@ -136,6 +136,22 @@ def _macaua_parts(d: dict[str, Any]) -> Parts:
     return figures, floors, v
 
 
+def _strength_parts(d: dict[str, Any]) -> Parts:
+    """Per game and bot kind: its rating's mu and sigma; the verdict: every neighbouring
+    pair of kinds separated (by more than twice their combined sigma)."""
+    figures: dict[str, Any] = {}
+    separated: list[bool] = []
+    for r in d.get("results") or ():
+        if not isinstance(r, dict):
+            continue
+        for kind, rating in (r.get("ratings") or {}).items():
+            figures[f"{r.get('game')} {kind}"] = [rating.get("mu"), rating.get("sigma")]
+        figures[f"{r.get('game')} move_ms"] = 1000 * float(r.get("search_move_s") or 0)
+        separated += list(r.get("separated") or ())
+    v = None if not separated else "PASS" if all(separated) else "MISS"
+    return figures, {}, v
+
+
 PARTS: dict[str, Callable[[dict[str, Any]], Parts]] = {
     "pipeline": _pipeline_parts,
     "throughput": _throughput_parts,
@@ -143,6 +159,7 @@ PARTS: dict[str, Callable[[dict[str, Any]], Parts]] = {
     "engine": _engine_parts,
     "memory": _memory_parts,
     "macaua": _macaua_parts,
+    "strength": _strength_parts,
 }
 
 
@@ -240,6 +257,16 @@ def _macaua(f: dict[str, Any], fl: dict[str, Any]) -> str:
     return ", ".join(f"{deal} {_f(ratio, '.1f')}x" for deal, ratio in f.items())
 
 
+def _strength(f: dict[str, Any], fl: dict[str, Any]) -> str:
+    """Each game's kinds by rating (mu +- sigma) and the search bot's time a move."""
+    return ", ".join(
+        f"{k} {_f(v, '.0f')} ms"
+        if k.endswith("move_ms")
+        else f"{k} {_f(v[0], '.1f')}+-{_f(v[1], '.1f')}"
+        for k, v in f.items()
+    )
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
     "pipeline": _pipeline,
     "throughput": _throughput,
@@ -247,6 +274,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
     "engine": _engine,
     "memory": _memory,
     "macaua": _macaua,
+    "strength": _strength,
 }
 
 
