@@ -61,20 +61,13 @@ async def old_floor(
 ) -> tuple[list[float], list[float]]:
     """The floor until 2026-11-27: one asyncpg transaction plus one NATS request/reply, n
     times after a pause of ``pause`` seconds each, and n times back to back."""
-    conn = await asyncpg.connect(asyncpg_dsn(database_url))
-    await conn.execute("CREATE TABLE IF NOT EXISTS bench_floor (id bigserial, data jsonb)")
-    nc = await nats.connect(nats_url)
-
-    async def echo(msg: Any) -> None:
-        await msg.respond(msg.data)
-
-    await nc.subscribe(f"{root}.oldfloor", cb=echo)
+    floor = await Floor.open(database_url, nats_url, f"{root}.old")  # the same connections
 
     async def sample() -> float:
         t0 = time.perf_counter()
-        async with conn.transaction():
-            await conn.execute("INSERT INTO bench_floor (data) VALUES ($1)", '{"a": 1}')
-        await nc.request(f"{root}.oldfloor", b"{}", timeout=5)
+        async with floor.conn.transaction():
+            await floor.conn.execute("INSERT INTO bench_floor (data) VALUES ($1)", '{"a": 1}')
+        await floor.nc.request(floor.subject, b"{}", timeout=5)
         return time.perf_counter() - t0
 
     paced = []
@@ -82,8 +75,7 @@ async def old_floor(
         await asyncio.sleep(pause)
         paced.append(await sample())
     back_to_back = [await sample() for _ in range(n)]
-    await nc.close()
-    await conn.close()
+    await floor.close()
     return paced, back_to_back
 
 

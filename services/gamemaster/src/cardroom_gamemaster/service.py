@@ -607,8 +607,12 @@ class Gamemaster(Service):
         """:meth:`_command`, counted by game type, command type and outcome."""
         t0 = time.perf_counter()
         outcome = "internal"
+        kind = "invalid"
         try:
-            reply = await self._command(subject, body)
+            _, game, player = self.subjects.parse_input(subject)
+            command = parse_request(Command, decode_json(body))
+            kind = _label(command.type)
+            reply = await self._command(game, player, command)
             outcome = "ok"
             return reply
         except WireError as exc:
@@ -619,16 +623,13 @@ class Gamemaster(Service):
             game_type = cached.state.game_type if cached is not None else "unknown"
             # a label's values must stay few whatever players send: a command type is named
             # once the game has accepted one of it, else it counts as "other"
-            kind = _command_type(body)
             known = self._command_types.setdefault(game_type, set())
             if outcome == "ok" and len(known) < 64:
                 known.add(kind)
             self._commands.labels(game_type, kind if kind in known else "other", outcome).inc()
             self._command_seconds.labels(game_type).observe(time.perf_counter() - t0)
 
-    async def _command(self, subject: str, body: bytes) -> dict[str, Any]:
-        _, game, player = self.subjects.parse_input(subject)
-        command = parse_request(Command, decode_json(body))
+    async def _command(self, game: str, player: str, command: Command) -> dict[str, Any]:
         cached = self._cache.get(game)
         if cached is not None and _outsider(cached.state, player):
             # refused whatever the gate and the command id (no command of this player was
@@ -848,15 +849,9 @@ class Gamemaster(Service):
                 log.info("%s: %s is back", game, player)
 
 
-def _command_type(body: bytes) -> str:
-    """A command's ``type`` for the metrics: a short word, else ``other`` (the label's
-    values stay few whatever a player sends)."""
-    try:
-        parsed = decode_json(body)
-    except WireError:
-        return "invalid"
-    kind = parsed.get("type") if isinstance(parsed, dict) else None
-    if isinstance(kind, str) and 0 < len(kind) <= 24 and kind.isascii() and kind.isprintable():
+def _label(kind: str) -> str:
+    """A command's ``type`` as a metrics label: a short printable word, else ``other``."""
+    if 0 < len(kind) <= 24 and kind.isascii() and kind.isprintable():
         return kind
     return "other"
 
