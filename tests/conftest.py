@@ -78,6 +78,9 @@ def pytest_configure(config: pytest.Config) -> None:
         subject_root=root,
         data_dir=Path(tempfile.gettempdir()) / f"cardroom-{root}",
     )
+    # services the tests start as processes keep their records (running.json) in the run's
+    # folder, never in the checkout's .cardroom where a developer's own cardroom keeps its own
+    os.environ.setdefault("CARDROOM_DATA_DIR", str(config.stash[_RUN].data_dir / "data"))
 
 
 def _discover(config: pytest.Config) -> _Run:

@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,9 +87,17 @@ def write_running(data_dir: Path, **fields: str | int | None) -> Path:
     """Record this process's servers in ``data_dir`` (read by :func:`read_running`)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / RUNNING_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"pid": os.getpid(), **fields}, indent=2))
-    tmp.replace(path)
+    # a temporary file of this process's own: several services started at once in one data
+    # folder each write their record, and a shared temporary name lets one rename another's away
+    fd, tmp = tempfile.mkstemp(dir=data_dir, prefix=f".{RUNNING_FILE}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(json.dumps({"pid": os.getpid(), **fields}, indent=2))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return path
 
 
