@@ -25,8 +25,10 @@ from typing import Any
 import pytest
 from cardroom_bots.players import BotPlayer
 from cardroom_client import CardroomError, Client
+from cardroom_eventstore.stats import STATS
 from cardroom_runtime.games import load_games
 from cardroom_runtime.host import Host
+from support.players import listener, recorded_bot
 from support.stack import wait_until
 
 from cardroom.services import SERVICES, ServiceName
@@ -137,6 +139,8 @@ async def test_prometheus_scrapes_what_was_played(
     prom = prometheus(host.metrics.port)
     await wait_until(lambda: _ready(prom), timeout=30)
     root = host.subjects.root
+    # the store's counts are the process's (earlier tests' too): what this test adds counts
+    before = (STATS.appends, STATS.events, STATS.statements, STATS.group_sum)
     tables = 3
     bots = [
         BotPlayer(await Client.connect(nats_url, f"mx{i}", subject_root=root))
@@ -156,6 +160,28 @@ async def test_prometheus_scrapes_what_was_played(
     finally:
         await asyncio.gather(*(b.close() for b in bots), return_exceptions=True)
 
+    # a table whose second player acknowledges everything and never acts: the house plays
+    # for it when its turn times out (the timers' deadlines)
+    ann = recorded_bot(await Client.connect(nats_url, "mxh1", subject_root=root))
+    ben = listener(await Client.connect(nats_url, "mxh2", subject_root=root))
+    try:
+        timed = await ann.client.create(
+            "highcard", {"rounds": 2, "table": {"turn_timeout": 0.2}}, seats=2
+        )
+        assert ann.bot is not None
+        ann.bot.watch(timed, "highcard")
+        await ben.client.join(timed)
+
+        def over() -> bool:
+            seen = ben.recorder.seen.get(timed, [])
+            return any(n.message["type"] == "GameOver" for n in seen)
+
+        await wait_until(over, timeout=60)
+    finally:
+        await asyncio.gather(ann.client.close(), ben.client.close(), return_exceptions=True)
+    house = [r for r in await host.store.read_stream(timed) if r.metadata.get("house")]
+    assert house  # ben's bets, played by the house
+
     # a made-up command type is counted, but not under a label of its own
     stranger = await Client.connect(nats_url, "mxz", subject_root=root)
     try:
@@ -166,7 +192,7 @@ async def test_prometheus_scrapes_what_was_played(
 
     # what the store recorded: each accepted command appended its events under its id
     commands: set[str] = set()
-    for game in games:
+    for game in [*games, timed]:
         for record in await host.store.read_stream(game):
             cid = record.metadata.get("command_id")
             if isinstance(cid, str):
@@ -222,3 +248,57 @@ async def test_prometheus_scrapes_what_was_played(
         return (relayed or 0) >= events and (projected or 0) >= events
 
     await wait_until(followed, timeout=30)
+
+    # the store: every event of this test's games committed through the counted appends, in
+    # group commits whose sizes add up to the appends
+    recorded = await host.store.read_all(0, 100_000)
+    appends = len({(r.stream_id, r.metadata.get("command_id") or r.event_id) for r in recorded})
+    assert appends >= len(games)
+
+    def stored() -> bool:
+        events_total = prom.value("cardroom_events_appended_total") or 0
+        return events_total - before[1] == len(recorded)
+
+    await wait_until(stored, timeout=30)
+    appends_total = prom.value("cardroom_appends_total")
+    groups = prom.value("cardroom_append_group_size_count")
+    carried = prom.value("cardroom_append_group_size_sum")
+    assert appends_total is not None
+    assert groups is not None
+    assert carried is not None
+    assert appends_total - before[0] >= 1
+    assert carried - before[3] == appends_total - before[0]  # each append in one statement
+    assert 1 <= groups - before[2] <= appends_total - before[0]
+    opened = prom.value('sum(cardroom_postgres_connections_opened_total{pool="hot"})')
+    assert opened is not None
+    assert opened >= 1
+
+    # the timers: each house move is a turn deadline the gamemaster fired, each timed
+    fired = prom.value('cardroom_deadlines_total{result="fired"}')
+    assert fired is not None
+    assert fired >= len(house)
+    late = prom.value("cardroom_deadline_lateness_seconds_count")
+    applied = prom.value('sum(cardroom_deadlines_total{result=~"fired|nothing"})')
+    assert late == applied
+
+    # analytics' delay: one sample per event it applied (all of them, at the end)
+    def analysed() -> bool:
+        return (prom.value("cardroom_analytics_delay_seconds_count") or 0) >= len(recorded)
+
+    await wait_until(analysed, timeout=30)
+
+    # the followers' lag, measured by the relay: the relay itself and the durable consumers
+    # of the events stream (the projector's, analytics'), all caught up once play is over
+    def caught_up() -> bool:
+        lags = prom.query("cardroom_follower_lag_events")
+        followers = {m["metric"]["follower"]: float(m["value"][1]) for m in lags}
+        return (
+            "relay" in followers
+            and any(name.endswith("analytics") for name in followers)
+            and all(v == 0 for v in followers.values())
+        )
+
+    await wait_until(caught_up, timeout=30)
+    ages = prom.query("cardroom_follower_lag_seconds")
+    assert ages
+    assert all(float(m["value"][1]) == 0 for m in ages)

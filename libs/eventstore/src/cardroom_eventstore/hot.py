@@ -34,6 +34,8 @@ import asyncpg
 import sqlalchemy.exc
 from asyncpg.pool import PoolConnectionProxy
 
+from .stats import STATS
+
 log = logging.getLogger("cardroom.eventstore")
 
 T = TypeVar("T")
@@ -105,10 +107,11 @@ class HotPool:
     load, answering a command ``internal`` and stalling its game), so the retry is safe.
     """
 
-    def __init__(self, connect_args: Mapping[str, Any], max_size: int) -> None:
+    def __init__(self, connect_args: Mapping[str, Any], max_size: int, name: str = "hot") -> None:
         settings = {**GENERIC_PLANS, **connect_args.get("server_settings", {})}
         self._connect_args = {**connect_args, "server_settings": settings}
         self._max_size = max_size
+        self.name = name  # in the connection counts (stats.STATS)
         self._pool: asyncpg.Pool[asyncpg.Record] | None = None
         self._opening = asyncio.Lock()
 
@@ -121,8 +124,12 @@ class HotPool:
                         min_size=0,
                         max_size=self._max_size,
                         reset=_no_reset,
+                        init=self._opened,
                     )
         return self._pool
+
+    async def _opened(self, connection: asyncpg.Connection[asyncpg.Record]) -> None:
+        STATS.opened(self.name)
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[PoolConnectionProxy[asyncpg.Record]]:
@@ -147,8 +154,13 @@ class HotPool:
                     return await call(conn)
                 except asyncpg.exceptions.InternalClientError:
                     conn.terminate()  # broken: it must not go back to the pool
+                    STATS.lost(self.name)
                     if attempt:
                         raise
+                except Exception as exc:
+                    if unreachable(exc):
+                        STATS.lost(self.name)
+                    raise
         raise AssertionError("unreachable")
 
     async def close(self) -> None:

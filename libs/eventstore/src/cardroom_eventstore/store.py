@@ -23,6 +23,7 @@ from typing import Any
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import event as sa_event
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -40,6 +41,7 @@ from .model import (
     RecordedEvent,
 )
 from .schema import checkpoints, events, gates, pending_acks, snapshots, streams
+from .stats import STATS
 
 log = logging.getLogger("cardroom.eventstore")
 
@@ -504,6 +506,23 @@ _DIALECT_ONLY_ARGS = (
 )
 
 
+def _count_connections(engine: AsyncEngine) -> None:
+    """Count the engine's connections opened and invalidated (stats.STATS), once per engine."""
+    sync = engine.sync_engine
+    if sa_event.contains(sync, "connect", _engine_opened):
+        return
+    sa_event.listen(sync, "connect", _engine_opened)
+    sa_event.listen(sync, "invalidate", _engine_lost)
+
+
+def _engine_opened(*_: Any) -> None:
+    STATS.opened("engine")
+
+
+def _engine_lost(*_: Any) -> None:
+    STATS.lost("engine")
+
+
 def _listener_args(engine: AsyncEngine, connect_args: dict[str, Any]) -> dict[str, Any]:
     """asyncpg.connect() arguments for the dedicated LISTEN connection, as the engine's."""
     _, params = engine.dialect.create_connect_args(engine.url)
@@ -626,7 +645,9 @@ class EventStore:
         self.relaxed = HotPool(
             {**self._listener_args, "server_settings": {"synchronous_commit": "off"}},
             RELAXED_POOL_SIZE,
+            name="relaxed",
         )
+        _count_connections(engine)
         self._listener_lock = asyncio.Lock()
         self._listened_before = False
         self._generation = 0
@@ -681,9 +702,11 @@ class EventStore:
             rows = await self.hot.fetch(statement, params)
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise EventStoreError(f"event not appended: {exc}") from exc
+        STATS.statement(1)
         outcome = await self._outcome(batch, rows)
         if isinstance(outcome, EventStoreError):
             raise outcome
+        STATS.appended(len(outcome))
         return outcome
 
     async def _outcome(
@@ -746,10 +769,17 @@ class EventStore:
                 "a group of %d appends failed (%s); one by one", len(batches), type(exc).__name__
             )
             return await self.append_each(batches)
+        STATS.statement(len(batches))
         by_batch: dict[int, list[asyncpg.Record]] = {}
         for row in rows:
             by_batch.setdefault(int(row["i"]), []).append(row)
-        return [await self._outcome(batch, by_batch[i]) for i, batch in enumerate(batches, start=1)]
+        outcomes = [
+            await self._outcome(batch, by_batch[i]) for i, batch in enumerate(batches, start=1)
+        ]
+        for outcome in outcomes:
+            if not isinstance(outcome, EventStoreError):
+                STATS.appended(len(outcome))
+        return outcomes
 
     async def _append_group(
         self, streams: list[str], batches: Sequence[Append]
@@ -1015,6 +1045,22 @@ class EventStore:
             )
         return None if value is None else str(value)
 
+    async def behind(self, after_position: int, cap: int = 100_000) -> tuple[int, datetime | None]:
+        """How far a follower at ``after_position`` is behind: the events committed after it
+        (counted up to ``cap``) and the commit time of the first of them (None if none)."""
+        later = select(events.c.position).where(events.c.position > after_position)
+        count = select(func.count()).select_from(later.limit(cap).subquery())
+        first = (
+            select(events.c.recorded_at)
+            .where(events.c.position > after_position)
+            .order_by(events.c.position)
+            .limit(1)
+        )
+        async with self._autocommit.connect() as conn:
+            n = int(await conn.scalar(count) or 0)
+            oldest = await conn.scalar(first) if n else None
+        return n, oldest
+
     async def read_all(self, after_position: int = 0, limit: int = 1000) -> list[RecordedEvent]:
         """Up to ``limit`` events with position > after_position, in position (commit) order.
 
@@ -1071,6 +1117,7 @@ class EventStore:
                 await listener.close()
                 raise
             listener.add_termination_listener(self._on_terminate)
+            STATS.opened("listener")
             self._listener = listener
             reconnected = self._listened_before
             self._listened_before = True
@@ -1093,6 +1140,7 @@ class EventStore:
     def _on_terminate(self, connection: asyncpg.Connection[asyncpg.Record]) -> None:
         # Wake the waiters: the next wait_for_append reconnects and reports a possible miss.
         if connection is self._listener:
+            STATS.lost("listener")
             self._wake()
 
     # ------------------------------------------------------------------ acknowledgement gates

@@ -20,8 +20,20 @@ histograms, base units, ``cardroom_`` prefix):
   change}`` (away, back); the acktracker's ``cardroom_acks_total{outcome}``,
   ``cardroom_gates_released_total``, ``cardroom_notifications_resent_total``; the
   followers' lag, per event from its commit:
-  ``cardroom_relay_delay_seconds`` (until JetStream has it) and
-  ``cardroom_projector_delay_seconds{game_type}`` (until its projection is committed).
+  ``cardroom_relay_delay_seconds`` (until JetStream has it),
+  ``cardroom_projector_delay_seconds{game_type}`` (until its projection is committed) and
+  ``cardroom_analytics_delay_seconds`` (until analytics committed it); the relay's
+  measurement, every two seconds, of each follower's lag (itself, and every durable consumer
+  of the events stream): ``cardroom_follower_lag_events{follower}`` and
+  ``cardroom_follower_lag_seconds{follower}`` (the oldest unprocessed event's age); the
+  timers' ``cardroom_deadlines_total{result}`` and ``cardroom_deadline_lateness_seconds``;
+- the event store's, for this process: ``cardroom_appends_total``,
+  ``cardroom_events_appended_total``, ``cardroom_append_group_size`` (appends per statement:
+  the group commit), ``cardroom_postgres_connections_opened_total{pool}`` and
+  ``cardroom_postgres_connections_lost_total{pool}`` (see ``cardroom_eventstore.stats``).
+
+Errors by code are ``cardroom_requests_total``'s ``outcome``: every stable error code a
+route answered is a value of it.
 
 Counting costs a dictionary lookup and an addition per request: always on; only the HTTP
 endpoint is optional.
@@ -32,18 +44,25 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
-from prometheus_client.core import CounterMetricFamily
+from cardroom_eventstore.stats import GROUP_BUCKETS, STATS
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from .edge import Edge
 
-__all__ = ["BUCKETS", "Counter", "Histogram", "Metrics", "outcome_of"]
+__all__ = ["BUCKETS", "Counter", "FollowerLags", "Gauge", "Histogram", "Metrics", "outcome_of"]
 
 log = logging.getLogger("cardroom.metrics")
+M = TypeVar("M")
 
 ENV_PORT = "CARDROOM_METRICS_PORT"
 ENV_ADDR = "CARDROOM_METRICS_ADDR"
@@ -69,11 +88,79 @@ class _EdgeCollector(Collector):
         yield family
 
 
+class _StoreCollector(Collector):
+    """The event store's figures of this process (``cardroom_eventstore.stats``)."""
+
+    def collect(self) -> Iterable[Metric]:
+        appends = CounterMetricFamily(
+            "cardroom_appends", "Appends committed to the event store (one game's batch each)"
+        )
+        appends.add_metric([], float(STATS.appends))
+        yield appends
+        events = CounterMetricFamily("cardroom_events_appended", "Events committed")
+        events.add_metric([], float(STATS.events))
+        yield events
+        buckets: list[tuple[str, float]] = []
+        running = 0
+        for bound, count in zip(
+            [*map(str, GROUP_BUCKETS), "+Inf"], STATS.group_counts, strict=True
+        ):
+            running += count
+            buckets.append((bound, float(running)))
+        group = HistogramMetricFamily(
+            "cardroom_append_group_size",
+            "Appends carried by each append statement (the group commit's size)",
+        )
+        group.add_metric([], buckets, float(STATS.group_sum))
+        yield group
+        opened = CounterMetricFamily(
+            "cardroom_postgres_connections_opened",
+            "Connections opened to PostgreSQL, by pool (after warm-up: reconnections)",
+            labels=["pool"],
+        )
+        for pool, count in sorted(STATS.connections_opened.items()):
+            opened.add_metric([pool], float(count))
+        yield opened
+        lost = CounterMetricFamily(
+            "cardroom_postgres_connections_lost",
+            "Connections to PostgreSQL found dead, by pool",
+            labels=["pool"],
+        )
+        for pool, count in sorted(STATS.connections_lost.items()):
+            lost.add_metric([pool], float(count))
+        yield lost
+
+
+class FollowerLags(Collector):
+    """The followers' lag as last measured, by whoever measures it (the relay)."""
+
+    def __init__(self) -> None:
+        self.lags: dict[str, tuple[int, float]] = {}
+
+    def collect(self) -> Iterable[Metric]:
+        events = GaugeMetricFamily(
+            "cardroom_follower_lag_events",
+            "Events committed that a follower has not yet processed",
+            labels=["follower"],
+        )
+        seconds = GaugeMetricFamily(
+            "cardroom_follower_lag_seconds",
+            "Age of the oldest event a follower has not yet processed (0 when none)",
+            labels=["follower"],
+        )
+        for follower, (n, age) in sorted(self.lags.items()):
+            events.add_metric([follower], float(n))
+            seconds.add_metric([follower], age)
+        yield events
+        yield seconds
+
+
 class Metrics:
     """One process's registry and the runtime's own metrics (see the module docs)."""
 
     def __init__(self, edge: Edge | None = None) -> None:
         self.registry = CollectorRegistry()
+        self._own: dict[str, Any] = {}
         self.requests = Counter(
             "cardroom_requests",
             "Requests answered, by service, route and outcome (ok or the error code)",
@@ -93,19 +180,45 @@ class Metrics:
         self.disconnects = Counter(
             "cardroom_nats_disconnects", "Losses of the NATS connection", registry=self.registry
         )
+        self.registry.register(_StoreCollector())
         if edge is not None:
             self.registry.register(_EdgeCollector(edge))
         self.port: int | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
+    # A service made twice on one host (tests do) shares its metrics, as one registry cannot
+    # hold two series of one name.
+    def _once(self, name: str, make: Callable[[], M]) -> M:
+        if name not in self._own:
+            self._own[name] = make()
+        found: M = self._own[name]
+        return found
+
     def counter(self, name: str, doc: str, labels: Iterable[str] = ()) -> Counter:
         """A counter of a service's own on this process's registry."""
-        return Counter(name, doc, list(labels), registry=self.registry)
+        return self._once(name, lambda: Counter(name, doc, list(labels), registry=self.registry))
 
     def histogram(self, name: str, doc: str, labels: Iterable[str] = ()) -> Histogram:
         """A histogram (seconds, the runtime's buckets) of a service's own."""
-        return Histogram(name, doc, list(labels), buckets=BUCKETS, registry=self.registry)
+        return self._once(
+            name,
+            lambda: Histogram(name, doc, list(labels), buckets=BUCKETS, registry=self.registry),
+        )
+
+    def gauge(self, name: str, doc: str, labels: Iterable[str] = ()) -> Gauge:
+        """A gauge of a service's own."""
+        return self._once(name, lambda: Gauge(name, doc, list(labels), registry=self.registry))
+
+    def follower_lags(self) -> FollowerLags:
+        """The gauges of the followers' lag, registered on this registry (set ``lags``)."""
+
+        def make() -> FollowerLags:
+            lags = FollowerLags()
+            self.registry.register(lags)
+            return lags
+
+        return self._once("follower_lags", make)
 
     def serve(self, port: int | None = None, addr: str | None = None) -> int | None:
         """Serve ``/metrics`` over HTTP (port and address from the environment when not

@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 from cardroom_runtime.host import Service, ensure_events_stream
@@ -83,6 +84,10 @@ class Analytics(Service):
         self.batch = max(1, int(os.environ.get(ENV_BATCH, "") or BATCH))
         self.applied = 0  # events applied by this process (for logs and tests)
         self.batches = 0
+        self._delay = self.rt.metrics.histogram(
+            "cardroom_analytics_delay_seconds",
+            "From an event's commit until analytics committed what it changed",
+        )
 
     @property
     def engine(self) -> AsyncEngine:
@@ -187,6 +192,10 @@ class Analytics(Service):
             await db.save(conn, ledger)
         self.applied += ledger.applied
         self.batches += 1
+        now = datetime.now(UTC)
+        for record, decision in zip(records, decisions, strict=True):
+            if decision == "apply":  # not a duplicate's second coming
+                self._delay.observe(max((now - record.recorded_at).total_seconds(), 0.0))
         for msg, record, decision in zip(accepted, records, decisions, strict=True):
             with contextlib.suppress(Exception):  # a lost ack: redelivered, then a duplicate
                 if decision == "gap":

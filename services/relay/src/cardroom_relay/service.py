@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +30,7 @@ CHECKPOINT = "relay"  # one relay (or several, serialised by the tracking lock) 
 BATCH = 500
 LINGER = 0.02  # seconds to wait after an append is notified, to publish what follows with it
 PUBACK_TIMEOUT = 5.0  # seconds to wait for a batch's PubAcks before publishing it again
+LAG_EVERY = 2.0  # seconds between two looks at how far behind the followers are
 
 
 def event_payload(event: RecordedEvent) -> dict[str, Any]:
@@ -53,6 +55,7 @@ class Relay(Service):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._task: asyncio.Task[None] | None = None
+        self._lag_task: asyncio.Task[None] | None = None
         self._nc: Client | None = None
         self._js: JetStreamContext | None = None
         self.position = 0
@@ -60,6 +63,7 @@ class Relay(Service):
             "cardroom_relay_delay_seconds",
             "From an event's commit until JetStream acknowledged its publication",
         )
+        self._lag = self.rt.metrics.follower_lags()
 
     async def prepare(self) -> None:
         await ensure_events_stream(self.rt.nats_url, self.subjects)
@@ -71,12 +75,14 @@ class Relay(Service):
         # listen now: a store the relay cannot listen to fails the start, not every poll
         await self.store.wait_for_append(timeout=0)
         self._task = asyncio.create_task(self._run(), name="relay")
+        self._lag_task = asyncio.create_task(self._watch_lag(), name="relay-lag")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        for task in (self._task, self._lag_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self._nc is not None:
             await self._nc.close()
 
@@ -94,6 +100,51 @@ class Relay(Service):
                 # NATS or PostgreSQL away: nothing was checkpointed past what JetStream holds
                 log.exception("relay: retrying")
                 await asyncio.sleep(0.5)
+
+    async def _watch_lag(self) -> None:
+        while True:
+            try:
+                await self.measure_lag()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a figure missed; the next look tries again
+                log.debug("relay: measuring the followers' lag failed: %r", exc)
+            await asyncio.sleep(LAG_EVERY)
+
+    async def measure_lag(self) -> dict[str, tuple[int, float]]:
+        """Measure how far behind each follower is, in events and in seconds: this relay
+        (the store's log after its checkpoint) and every durable consumer of the events
+        stream (the projector's, analytics', an outside subscriber's: what JetStream has not
+        yet had acknowledged). Ephemeral consumers are left out (their names are random)."""
+        now = datetime.now(UTC)
+        n, oldest = await self.store.behind(self.position)
+        lags = {"relay": (n, (now - oldest).total_seconds() if oldest else 0.0)}
+        assert self._js is not None
+        stream = self.subjects.events_stream
+        for info in await self._js.consumers_info(stream):
+            if not info.config.durable_name:
+                continue
+            pending = int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+            age = 0.0
+            if pending:
+                floor = info.ack_floor.stream_seq if info.ack_floor else 0
+                age = await self._age(stream, (floor or 0) + 1, info.config.filter_subject, now)
+            lags[info.config.durable_name] = (pending, age)
+        self._lag.lags = lags
+        return lags
+
+    async def _age(self, stream: str, seq: int, subject: str | None, now: datetime) -> float:
+        """Seconds since the commit of the first event at or after ``seq`` (of ``subject``)."""
+        assert self._js is not None
+        try:
+            if subject:
+                msg = await self._js.get_msg(stream, seq, subject=subject, next=True)
+            else:
+                msg = await self._js.get_msg(stream, seq)
+            recorded = datetime.fromisoformat(json.loads(msg.data or b"{}")["recorded_at"])
+        except Exception:  # purged meanwhile, or a server without next-by-subject
+            return 0.0
+        return max((now - recorded).total_seconds(), 0.0)
 
     async def pump(self) -> int:
         """Publish one batch; returns how many events it published."""

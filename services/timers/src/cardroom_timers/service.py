@@ -32,7 +32,7 @@ import contextlib
 import json
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
@@ -57,7 +57,7 @@ FROM (
     FOR UPDATE SKIP LOCKED
 ) due
 WHERE d.game_id = due.game_id AND d.key = due.key
-RETURNING d.game_id, d.key, d.version
+RETURNING d.game_id, d.key, d.version, d.due_at
 """
 )
 
@@ -94,11 +94,15 @@ LIMIT CAST(:limit AS integer)
 )
 
 
+_RESULTS = frozenset({"fired", "nothing", "stale", "deferred", "unanswered", "refused"})
+
+
 @dataclass(frozen=True)
 class Due:
     game: str
     key: str
     version: int
+    due_at: datetime | None = field(default=None, compare=False)
 
 
 class Timers(Service):
@@ -126,6 +130,17 @@ class Timers(Service):
         # what happened, for logs and tests
         self.results: dict[str, int] = {}
         self.reconciled = 0
+        metrics = self.rt.metrics
+        self._deadlines = metrics.counter(
+            "cardroom_deadlines",
+            "Deadlines sent to the gamemaster, by its answer (fired, nothing, stale, deferred) "
+            "or by what went wrong (unanswered, refused)",
+            ["result"],
+        )
+        self._lateness = metrics.histogram(
+            "cardroom_deadline_lateness_seconds",
+            "From a deadline's due time until the gamemaster applied it (fired or nothing)",
+        )
 
     def register(self) -> None:
         self.rt.broker.subscriber(
@@ -183,8 +198,8 @@ class Timers(Service):
             ).all()
             if rows:
                 log.debug("%d deadline(s) due at %s", len(rows), now)
-            for game, key, version in rows:
-                task = asyncio.create_task(self._send(Due(game, key, version)))
+            for game, key, version, due_at in rows:
+                task = asyncio.create_task(self._send(Due(game, key, version, due_at)))
                 self._sending.add(task)
                 task.add_done_callback(self._sending.discard)
             if len(rows) == self.batch:
@@ -237,12 +252,17 @@ class Timers(Service):
             return
         self._deferrals.pop(due, None)
         if result in ("fired", "nothing"):
+            if due.due_at is not None:
+                late = (self.clock.now() - due.due_at).total_seconds()
+                self._lateness.observe(max(late, 0.0))
             async with self._auto.connect() as conn:
                 await conn.execute(_FIRED, {**params, "now": self.clock.now()})
         # "stale": the gamemaster has re-written the game's deadlines already
 
     def _count(self, result: str) -> None:
         self.results[result] = self.results.get(result, 0) + 1
+        if result in _RESULTS:  # the gamemaster's answer is not trusted to name a series
+            self._deadlines.labels(result).inc()
 
     # -- recovery ------------------------------------------------------------------------------
     async def _recover_loop(self) -> None:
