@@ -14,6 +14,14 @@ It keeps the promises of the protocol for its caller:
   off the event loop; the ack carries the verifier's signature, or its rejection. Without a
   verifier such a notification is neither handled nor acknowledged: a client cannot skip
   the check by accident.
+
+Traces (OpenTelemetry's API only: the application chooses the SDK and the exporter): when
+the process has a tracer provider (a cardroom service process sets one up when tracing is
+configured, see ``cardroom_runtime.tracing``) or a tracer is passed to :meth:`Client.connect`,
+each command starts a trace (linked to the notification it answers, if any) whose context
+its request carries in NATS headers (W3C ``traceparent``); each notification that arrives
+with one is handled in a span of that trace, and its ack continues it. Spans carry ids,
+types, versions and error codes, never a body. Without a tracer nothing of this runs.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -41,8 +49,22 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 log = logging.getLogger("cardroom.client")
+
+_PROPAGATOR = TraceContextTextMapPropagator()
+
+
+def _process_tracer() -> Tracer | None:
+    """The tracer of the process's configured provider; None when none was configured."""
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        return None
+    return provider.get_tracer("cardroom.client")
 
 
 def _inbox(root: str, player: str) -> str:
@@ -120,13 +142,24 @@ class _Feed:
     verifier: Verifier | None = None
     unverified: bool = False  # a transition came without a verifier (told once)
     signed: dict[int, dict[str, Any]] = field(default_factory=dict)  # version -> ack fields
+    # seq -> the trace context a notification arrived with (only while tracing)
+    contexts: dict[int, otel_context.Context] = field(default_factory=dict)
 
 
 class Client:
     """A player's connection. Use :meth:`connect`, then :meth:`follow` the games it plays."""
 
-    def __init__(self, nc: NatsClient, player: str, subjects: Subjects, timeout: float) -> None:
+    def __init__(
+        self,
+        nc: NatsClient,
+        player: str,
+        subjects: Subjects,
+        timeout: float,
+        tracer: Tracer | None = None,
+    ) -> None:
         self.nc = nc
+        #: None: no traces (nothing is added to a request, no span is started)
+        self.tracer = tracer
         self.player = check_id(player, "player id")
         self.subjects = subjects
         self.timeout = timeout
@@ -146,8 +179,11 @@ class Client:
         subject_root: str = "cardroom",
         timeout: float = 10.0,
         token: str | None = None,
+        tracer: Tracer | None = None,
         **options: Any,
     ) -> Client:
+        """Connect as ``player``. ``tracer``: where this client's spans go; by default the
+        process's configured tracer provider's, none without one."""
         holder: dict[str, Client] = {}
 
         async def reconnected() -> None:
@@ -170,7 +206,7 @@ class Client:
             opts["token"] = token
         opts.update(options)
         nc = await nats.connect(url, **opts)
-        client = cls(nc, player, Subjects(subject_root), timeout)
+        client = cls(nc, player, Subjects(subject_root), timeout, tracer or _process_tracer())
         client.token = token
         holder["client"] = client
         client._sub = await nc.subscribe(
@@ -247,10 +283,15 @@ class Client:
             await self.nc.drain()
 
     # -- requests -----------------------------------------------------------------------------
-    async def request(self, subject: str, payload: dict[str, Any] | bytes) -> dict[str, Any]:
+    async def request(
+        self,
+        subject: str,
+        payload: dict[str, Any] | bytes,
+        headers: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         data = payload if isinstance(payload, bytes) else dumps(payload)
         try:
-            msg = await self.nc.request(subject, data, timeout=self.timeout)
+            msg = await self.nc.request(subject, data, timeout=self.timeout, headers=headers)
         except NoRespondersError:
             raise CardroomError(ErrorCode.UNAVAILABLE, f"nobody serves {subject}") from None
         except NatsTimeout:
@@ -313,8 +354,58 @@ class Client:
     ) -> int:
         """Send one command; returns the game's new version."""
         body = {"type": type, "id": command_id or new_id("c"), **fields}
-        reply = await self.request(self.subjects.cmd(game, self.player), body)
-        return int(reply["version"])
+        subject = self.subjects.cmd(game, self.player)
+        if self.tracer is None:
+            reply = await self.request(subject, body)
+            return int(reply["version"])
+        # a trace of its own (else a game would be one trace), linked to the notification
+        # being handled, if any: the one this command answers
+        prompted = trace.get_current_span().get_span_context()
+        with self._span(
+            "command",
+            {"cardroom.game": game, "cardroom.player": self.player, "cardroom.command": type},
+            kind=SpanKind.CLIENT,
+            context=otel_context.Context(),
+            links=[Link(prompted)] if prompted.is_valid else None,
+        ) as span:
+            reply = await self.request(subject, body, self._headers())
+            span.set_attribute("cardroom.version", int(reply["version"]))
+            return int(reply["version"])
+
+    @contextlib.contextmanager
+    def _span(
+        self,
+        name: str,
+        attributes: dict[str, Any],
+        *,
+        kind: SpanKind,
+        context: otel_context.Context | None = None,
+        links: list[Link] | None = None,
+    ) -> Iterator[trace.Span]:
+        """A span of this client's tracer; a refusal marks it with its code (no message)."""
+        assert self.tracer is not None
+        with self.tracer.start_as_current_span(
+            name,
+            context=context,
+            kind=kind,
+            attributes=attributes,
+            links=links,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            try:
+                yield span
+            except BaseException as exc:
+                code = exc.code if isinstance(exc, CardroomError) else type(exc).__name__
+                span.set_attribute("cardroom.outcome", code)
+                span.set_status(Status(StatusCode.ERROR, code))
+                raise
+
+    @staticmethod
+    def _headers() -> dict[str, str] | None:
+        carrier: dict[str, str] = {}
+        _PROPAGATOR.inject(carrier)
+        return carrier or None
 
     async def send(
         self,
@@ -349,12 +440,24 @@ class Client:
     async def ack(self, game: str, version: int, **fields: Any) -> None:
         """Acknowledge (with ``fields``: a signature or a rejection); retried while the ack
         tracker is unreachable."""
+        if self.tracer is None:
+            await self._ack(game, version, fields)
+            return
+        with self._span(
+            "ack",
+            {"cardroom.game": game, "cardroom.player": self.player, "cardroom.version": version},
+            kind=SpanKind.CLIENT,
+        ):
+            await self._ack(game, version, fields)
+
+    async def _ack(self, game: str, version: int, fields: dict[str, Any]) -> None:
         delay = 0.05
         while True:
             try:
                 await self.request(
                     self.subjects.ack(game, self.player),
                     {"type": "ack", "version": version, **fields},
+                    self._headers() if self.tracer is not None else None,
                 )
                 return
             except CardroomError as exc:
@@ -420,7 +523,10 @@ class Client:
             return
         if note.player != self.player:
             return
-        self._feed(note.game).queue.put_nowait(note)
+        feed = self._feed(note.game)
+        if self.tracer is not None and msg.headers:
+            feed.contexts[note.seq] = _PROPAGATOR.extract(msg.headers)
+        feed.queue.put_nowait(note)
 
     def _resync_all(self) -> None:
         for game in list(self._feeds):
@@ -456,7 +562,9 @@ class Client:
                 continue
             if note.seq <= feed.last_seq:
                 if note.ack:  # a resend: our ack may have been lost
-                    await self._ack_quietly(note)
+                    await self._traced(feed, note, self._ack_quietly(note))
+                else:
+                    feed.contexts.pop(note.seq, None)
                 continue
             if note.seq > feed.last_seq + 1:
                 feed.held[note.seq] = note
@@ -478,6 +586,24 @@ class Client:
             asyncio.get_running_loop().create_task(self._safe_sync(feed.game))
 
     async def _process(self, feed: _Feed, note: Notification) -> None:
+        await self._traced(feed, note, self._handle(feed, note))
+
+    async def _traced(self, feed: _Feed, note: Notification, work: Awaitable[None]) -> None:
+        """``work`` on ``note``, in a span of the trace it arrived with (while tracing)."""
+        if self.tracer is None:
+            await work
+            return
+        parent = feed.contexts.pop(note.seq, None)
+        with self._span(
+            "notification",
+            {"cardroom.game": note.game, "cardroom.player": self.player, "cardroom.seq": note.seq},
+            kind=SpanKind.CONSUMER,
+            # one that came without a trace (a sync's) starts its own
+            context=parent if parent is not None else otel_context.Context(),
+        ):
+            await work
+
+    async def _handle(self, feed: _Feed, note: Notification) -> None:
         if "transition" in note.message:
             if feed.verifier is None:
                 if not feed.unverified:  # once a game: resends would repeat it

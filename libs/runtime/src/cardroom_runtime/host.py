@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import os
 import time
@@ -31,6 +32,7 @@ from cardroom_wire import (
 )
 from faststream.nats import NatsBroker, NatsMessage
 
+from . import tracing
 from .edge import FAILURES, Edge
 from .logs import bind, unbind
 from .metrics import Metrics, outcome_of
@@ -165,11 +167,20 @@ class Service:
     async def publish_notifications(self, notes: Iterable[StoredNotification]) -> int:
         """Publish stored notifications on their players' subjects; returns how many."""
         sent = 0
+        traced = tracing.enabled()
         for note in notes:
-            await self.rt.broker.publish(
-                dumps(note.payload),
-                self.subjects.player(note.player_id, note.game_id),
-            )
+            subject = self.subjects.player(note.player_id, note.game_id)
+            if traced:  # a resend starts a trace of its own: whoever acks it continues it
+                with tracing.span(
+                    "notification resend",
+                    {"cardroom.game": note.game_id, "cardroom.player": note.player_id},
+                    kind=tracing.SpanKind.PRODUCER,
+                ):
+                    await self.rt.broker.connection.publish(
+                        subject, dumps(note.payload), headers=tracing.headers()
+                    )
+            else:
+                await self.rt.broker.publish(dumps(note.payload), subject)
             sent += 1
         return sent
 
@@ -369,6 +380,7 @@ class _Served:
         clock = time.perf_counter
 
         root_tokens = len(self.edge.subjects.root.split("."))
+        traced = tracing.enabled()  # off: the path below is the one before tracing existed
 
         async def work(asker: str, msg: Any) -> None:
             while True:
@@ -376,20 +388,21 @@ class _Served:
                 # what the service logs while handling it concerns this request
                 parts = msg.subject.split(".")[root_tokens:]
                 kind = parts[0] if parts else ""
-                token = bind(
-                    service=route.service,
-                    route=route.title,
-                    game=parts[1] if kind in _GAME_INPUTS and len(parts) > 2 else None,
-                    player=parts[2] if kind in _PLAYER_INPUTS and len(parts) > 2 else None,
-                )
+                game = parts[1] if kind in _GAME_INPUTS and len(parts) > 2 else None
+                player = parts[2] if kind in _PLAYER_INPUTS and len(parts) > 2 else None
+                token = bind(service=route.service, route=route.title, game=game, player=player)
                 try:
-                    reply = await route.handle(msg.subject, msg.data)
-                    if reply is not None and msg.reply:
-                        await nc.publish(msg.reply, reply)
-                    outcome = outcome_of(reply)
-                    counted.labels(route.service, route.title, outcome).inc()
-                    if log.isEnabledFor(logging.DEBUG):  # the request, never its body
-                        log.debug("%s: %s in %.2f ms", route.title, outcome, (clock() - t0) * 1e3)
+                    with _received(route, msg, game, player) if traced else _UNTRACED as current:
+                        reply = await route.handle(msg.subject, msg.data)
+                        if reply is not None and msg.reply:
+                            await nc.publish(msg.reply, reply)
+                        outcome = outcome_of(reply)
+                        if current is not None:
+                            tracing.outcome(current, outcome)
+                        counted.labels(route.service, route.title, outcome).inc()
+                        if log.isEnabledFor(logging.DEBUG):  # the request, never its body
+                            took = (clock() - t0) * 1e3
+                            log.debug("%s: %s in %.2f ms", route.title, outcome, took)
                 except Exception as exc:
                     FAILURES.failure(f"serving {msg.subject}", exc)
                     counted.labels(route.service, route.title, "failed").inc()
@@ -435,6 +448,27 @@ class _Served:
             workers.clear()
         if self.tasks:
             await asyncio.wait(list(self.tasks), timeout=timeout)
+
+
+_UNTRACED: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+
+
+def _received(
+    route: Route, msg: Any, game: str | None, player: str | None
+) -> contextlib.AbstractContextManager[tracing.Span | None]:
+    """The span of one request while tracing: it continues the trace its headers carry (the
+    asker's command, a notification's ack, a release); ids and the outcome, never the body."""
+    attributes = {"cardroom.service": route.service, "cardroom.route": route.title}
+    if game:
+        attributes["cardroom.game"] = game
+    if player:
+        attributes["cardroom.player"] = player
+    return tracing.received(
+        f"{route.service} {route.title}",
+        msg.headers,
+        attributes,
+        kind=tracing.SpanKind.SERVER if route.replies else tracing.SpanKind.CONSUMER,
+    )
 
 
 def lower_priority() -> None:
@@ -491,6 +525,8 @@ class Host:
         self.services: list[Service] = []
         self._store: EventStore | None = None
         self._served = _Served(self.edge, self.metrics)
+        # before any subscription: each route decides once whether it traces
+        tracing.configure(client_name)
 
     @property
     def store(self) -> EventStore:
@@ -541,3 +577,4 @@ class Host:
         if self._store is not None:
             await self._store.close()
             self._store = None
+        tracing.shutdown()

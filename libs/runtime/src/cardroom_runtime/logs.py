@@ -5,8 +5,10 @@ it): ``CARDROOM_LOG_FORMAT=console`` (the default, for ``make run``: time, level
 message, then ``key=value`` context) or ``json`` (docker-compose: one JSON object a line:
 ``ts``, ``level``, ``logger``, ``msg`` and the context). The context is what the record
 concerns, set by the runtime for the request being handled (:func:`bind`): ``service``,
-``route``, ``game``, ``player``; a record carries the fields that are set. A record with an
-exception carries it in the same line (JSON: ``exc``), so an event stays one line.
+``route``, ``game``, ``player``; a record carries the fields that are set. While the process
+traces (:mod:`.tracing`), a record logged inside a span carries its ``trace_id`` too, so a
+line leads to its trace and a trace to its lines. A record with an exception carries it in
+the same line (JSON: ``exc``), so an event stays one line.
 
 What a service logs is about requests and the machinery, never a game's contents: no event
 data, no notification or view, so that no log line carries what a player may not see (a
@@ -22,8 +24,10 @@ import os
 import time
 from typing import Any, Final
 
+from . import tracing
+
 ENV_FORMAT: Final = "CARDROOM_LOG_FORMAT"
-FIELDS: Final = ("service", "route", "game", "player")
+FIELDS: Final = ("service", "route", "game", "player", "trace_id")
 
 _EMPTY: Final[dict[str, str]] = {}  # never changed: bind makes a new dict
 _context: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("cardroom_log_context")
@@ -41,10 +45,14 @@ def unbind(token: contextvars.Token[dict[str, str]]) -> None:
 
 
 class ContextFilter(logging.Filter):
-    """Puts the bound context on every record (as ``record.context``)."""
+    """Puts the bound context on every record (as ``record.context``), and the current
+    span's trace id while the process traces."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.context = _context.get(_EMPTY)
+        context = _context.get(_EMPTY)
+        if tracing.enabled() and (trace_id := tracing.trace_id()) is not None:
+            context = {**context, "trace_id": trace_id}
+        record.context = context
         return True
 
 

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 from cardroom_eventstore import AckResult, readmodels, signatures
 from cardroom_eventstore.hot import Batcher
+from cardroom_runtime import tracing
 from cardroom_runtime.host import Service
 from cardroom_wire import Ack, ErrorCode, WireError, decode_json, dumps, ok, parse
 
@@ -132,6 +133,7 @@ class AckTracker(Service):
                 signature=ack.signature,
                 rejection=ack.reject.model_dump() if ack.reject is not None else None,
             )
+        tracing.tag("cardroom.version", ack.version)
         result = await self._acks.submit((game, ack.version, player))
         if not result.accepted:
             # tell apart a repeated ack (harmless) from one that names nothing
@@ -155,6 +157,7 @@ class AckTracker(Service):
             except Exception:  # their next sync or command marks them back
                 log.debug("back of %s in %s not sent", player, game, exc_info=True)
         self._acked.labels("accepted").inc()
+        tracing.tag("cardroom.released", result.released_gate is not None)
         if result.released_gate is not None:
             self._released.inc()
             # the ack is durable now: hand the release on and answer (if the release is lost,
@@ -174,7 +177,19 @@ class AckTracker(Service):
         if is_open:
             body["open"] = True
         try:
-            await self.rt.broker.connection.publish(self.subjects.release, dumps(body))
+            if not tracing.enabled():
+                await self.rt.broker.connection.publish(self.subjects.release, dumps(body))
+                return
+            # the last ack's trace goes on to the gamemaster's follow-up (a sweep's resent
+            # release starts a trace of its own)
+            with tracing.span(
+                "release",
+                {"cardroom.game": game, "cardroom.version": version},
+                kind=tracing.SpanKind.PRODUCER,
+            ):
+                await self.rt.broker.connection.publish(
+                    self.subjects.release, dumps(body), headers=tracing.headers()
+                )
         except Exception as exc:  # NATS away: the sweep sends it again
             log.warning("release %s@%s not sent: %s", game, version, exc)
 

@@ -52,6 +52,7 @@ from cardroom_eventstore import (
     readmodels,
 )
 from cardroom_eventstore.hot import Batcher
+from cardroom_runtime import tracing
 from cardroom_runtime.host import Service, storage_unavailable
 from cardroom_wire import (
     Command,
@@ -297,7 +298,7 @@ class Gamemaster(Service):
         new: list[NewEvent] = []
         addressed: set[str] = set()
         seqs = dict(loaded.seqs)
-        notes: list[tuple[str, bytes]] = []
+        notes: list[tuple[str, int, bytes]] = []  # (player, seq, notification)
         for event, meta in items:
             after = table.evolve(state, event)
             messages = table.notify(state, event, after)
@@ -305,7 +306,7 @@ class Gamemaster(Service):
             for player, message in messages.items():
                 seqs[player] = seqs.get(player, 0) + 1
                 note = table.notification(after, player, seqs[player], message)
-                notes.append((player, dumps(note)))
+                notes.append((player, seqs[player], dumps(note)))
             data = {k: v for k, v in event.items() if k != "type"}
             # each addressee acknowledges the version it was shown (TableState.seen): not the
             # event's own once the game addressed an event to some seats only
@@ -319,19 +320,21 @@ class Gamemaster(Service):
         if handled_gate is None and loaded.unmarked:
             handled_gate = max(loaded.unmarked)  # (a command after a release without follow-up)
         try:
-            appended = await self.appends.submit(
-                Append(
-                    stream_id=game,
-                    stream_type=state.game_type,
-                    expected_version=loaded.state.version,
-                    events=new,
-                    command_id=command_id,
-                    reply=reply,
-                    handled_gate=handled_gate,
+            with tracing.span("append", {"cardroom.game": game, "cardroom.events": len(new)}):
+                appended = await self.appends.submit(
+                    Append(
+                        stream_id=game,
+                        stream_type=state.game_type,
+                        expected_version=loaded.state.version,
+                        events=new,
+                        command_id=command_id,
+                        reply=reply,
+                        handled_gate=handled_gate,
+                    )
                 )
-            )
-            if isinstance(appended, EventStoreError):
-                raise appended
+                if isinstance(appended, EventStoreError):
+                    raise appended
+                tracing.tag("cardroom.version", state.version)
         except BaseException:
             self._cache.pop(game, None)  # another instance moved on, or the outcome is unknown
             raise
@@ -356,18 +359,30 @@ class Gamemaster(Service):
             loaded.open_at = state.version
         return Appended(released, gated)
 
-    async def _publish(self, game: str, notes: Sequence[tuple[str, bytes]]) -> None:
+    async def _publish(self, game: str, notes: Sequence[tuple[str, int, bytes]]) -> None:
         """Send the notifications of a committed append to their players at once.
 
         Best effort: they are stored by the projector (the same ``seq`` numbers, so the same
         messages) and the acktracker resends any whose gating ack is overdue, so a crash or a
         broken connection here only delays them. Published under the game's lock, on one
-        connection: each player receives them in order.
+        connection: each player receives them in order. While tracing, each goes out in a
+        span of its own whose context it carries, so the player's ack continues the trace.
         """
         connection = self.rt.broker.connection
         try:
-            for player, payload in notes:
-                await connection.publish(self.subjects.player(player, game), payload)
+            if not tracing.enabled():
+                for player, _, payload in notes:
+                    await connection.publish(self.subjects.player(player, game), payload)
+                return
+            for player, seq, payload in notes:
+                with tracing.span(
+                    "notify",
+                    {"cardroom.game": game, "cardroom.player": player, "cardroom.seq": seq},
+                    kind=tracing.SpanKind.PRODUCER,
+                ):
+                    await connection.publish(
+                        self.subjects.player(player, game), payload, headers=tracing.headers()
+                    )
         except Exception:
             log.warning("notifications of %s not sent now; the acktracker resends them", game)
 
@@ -390,18 +405,20 @@ class Gamemaster(Service):
             state = loaded.state
             if state.status != "playing" or not await self.gate_open(loaded, handled):
                 break
-            # a game that signs its transitions halts on a rejection or a missing signature
-            items: list[Item] = [(e, {}) for e in await self.signatures.halt(table.game, state)]
-            if not items:
-                items = [(e, {}) for e in table.follow_up(state, self.rng)]
-            if not items:
-                away = [p for p in table.movers(state) if p in state.away]
-                for player, events in table.house_moves(state, away, self.rng):
-                    items += [(e, {"actor": player, "house": True}) for e in events]
-            if not items:
-                break
-            gate = max(handled) if handled else None
-            appended = await self._append(loaded, items, handled_gate=gate)
+            with tracing.span("follow_up", {"cardroom.game": game}):
+                # a game that signs its transitions halts on a rejection or a missing signature
+                items: list[Item] = [(e, {}) for e in await self.signatures.halt(table.game, state)]
+                if not items:
+                    items = [(e, {}) for e in table.follow_up(state, self.rng)]
+                if not items:
+                    away = [p for p in table.movers(state) if p in state.away]
+                    for player, events in table.house_moves(state, away, self.rng):
+                        items += [(e, {"actor": player, "house": True}) for e in events]
+                tracing.tag("cardroom.events", len(items))
+                if not items:
+                    break
+                gate = max(handled) if handled else None
+                appended = await self._append(loaded, items, handled_gate=gate)
             if gate is not None:
                 handled.discard(gate)
             handled.update(appended.released)
@@ -612,6 +629,7 @@ class Gamemaster(Service):
             _, game, player = self.subjects.parse_input(subject)
             command = parse_request(Command, decode_json(body))
             kind = _label(command.type)
+            tracing.tag("cardroom.command", kind)
             reply = await self._command(game, player, command)
             outcome = "ok"
             return reply
@@ -653,9 +671,11 @@ class Gamemaster(Service):
                 for event, _ in back:
                     before = table.evolve(before, event)
                 try:
-                    events = await _decide(
-                        table, before, player, command.fields(), self.rng, gate_open
-                    )
+                    with tracing.span("decide", {"cardroom.game": game, "cardroom.player": player}):
+                        events = await _decide(
+                            table, before, player, command.fields(), self.rng, gate_open
+                        )
+                        tracing.tag("cardroom.events", len(events))
                 except Rejection:
                     previous = await self.store.command_reply(game, command.id)
                     if previous is not None:
@@ -697,6 +717,8 @@ class Gamemaster(Service):
     async def on_release(self, subject: str, body: bytes) -> dict[str, Any]:
         payload = _internal(body, game=str, version=int)
         game, version = payload["game"], payload["version"]
+        tracing.tag("cardroom.game", game)
+        tracing.tag("cardroom.version", version)
         # the acktracker saw no gating ack owed at all once this gate was released; true
         # while the game is at that version (see AckResult.open)
         said_open = payload.get("open") is True
