@@ -258,6 +258,9 @@ async def _serve(service: ServiceName) -> None:
         database_admin_url=services.database_admin_url,
         subject_root=root,
         web_url=web_url,
+        metrics_url=(
+            f"http://127.0.0.1:{host.metrics.port}/metrics" if host.metrics.port else None
+        ),
     )
     names = ", ".join(s.name for s in host.services)
     lines = [f"[bold green]cardroom[/] {service.value} is running ({names})"]

@@ -2,14 +2,22 @@
 
 Tables by game type and status with their seats and the players away, the gates waiting for
 acknowledgements and the oldest one's wait, how far the relay and the projector are behind,
-and the events of the last minute (:mod:`cardroom_eventstore.status`). It finds the servers
-as ``cardroom serve`` does; ``--once`` prints one snapshot and exits.
+and the events of the last minute (:mod:`cardroom_eventstore.status`); and, from the
+services' metrics endpoints, the errors answered in the last minute by code. It finds the
+servers as ``cardroom serve`` does (the metrics endpoint too, when that one serves metrics:
+``CARDROOM_METRICS_PORT``); ``--metrics URL`` names endpoints (one per service under
+docker-compose). ``--once`` prints one snapshot and exits, with the errors counted since
+each service started, as one look cannot tell a minute.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import time
+import urllib.request
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
@@ -20,9 +28,83 @@ from rich.table import Table as RichTable
 
 app = typer.Typer(add_completion=False)
 
+WINDOW = 60.0  # seconds of errors shown
+# outcomes that are not errors: answered ok, or no answer due (notifications, hints)
+NOT_ERRORS = frozenset({"ok", "none"})
 
-def render(snap: object) -> Group:
-    """The snapshot as rich renderables (tables, then the pipeline)."""
+
+def error_counts(text: str) -> collections.Counter[str]:
+    """The errors a service answered since it started, by code, from its ``/metrics``."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    counts: collections.Counter[str] = collections.Counter()
+    for family in text_string_to_metric_families(text):
+        if family.name != "cardroom_requests":
+            continue
+        for sample in family.samples:
+            outcome = sample.labels.get("outcome", "")
+            if sample.name.endswith("_total") and outcome not in NOT_ERRORS:
+                counts[outcome] += int(sample.value)
+    return counts
+
+
+class ErrorWindow:
+    """Errors by code over the last :data:`WINDOW` seconds, from counters read now and then
+    (a counter that went down means its service restarted: counted from zero again). The
+    first reading is the baseline: what came before the view started is not shown."""
+
+    def __init__(self, window: float = WINDOW) -> None:
+        self.window = window
+        self.samples: collections.deque[tuple[float, collections.Counter[str]]] = (
+            collections.deque()
+        )
+
+    def add(self, at: float, counts: collections.Counter[str]) -> None:
+        self.samples.append((at, counts))
+        while len(self.samples) > 1 and self.samples[1][0] <= at - self.window:
+            self.samples.popleft()
+
+    def recent(self) -> collections.Counter[str]:
+        if not self.samples:
+            return collections.Counter()
+        (_, first), (_, last) = self.samples[0], self.samples[-1]
+        recent: collections.Counter[str] = collections.Counter()
+        for code, n in last.items():
+            before = first.get(code, 0)
+            recent[code] = n - before if n >= before else n  # restarted: from zero
+        return +recent  # without the zeros
+
+
+def read_errors(urls: Sequence[str], timeout: float = 2.0) -> collections.Counter[str] | None:
+    """The errors of every endpoint, summed; None if none of them answered."""
+    total: collections.Counter[str] = collections.Counter()
+    answered = False
+    for url in urls:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                total += error_counts(response.read().decode())
+                answered = True
+        except (OSError, ValueError):
+            continue
+    return total if answered else None
+
+
+def render_errors(counts: collections.Counter[str] | None, since: str) -> Panel:
+    if counts is None:
+        body = "[dim]no metrics endpoint answered (CARDROOM_METRICS_PORT, --metrics URL)[/]"
+        return Panel(body, title="errors", expand=False)
+    grid = RichTable.grid(padding=(0, 2))
+    grid.add_column(justify="left")
+    grid.add_column(justify="right")
+    for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        grid.add_row(code, f"[red]{n}[/]")
+    if not counts:
+        grid.add_row("none", "0")
+    return Panel(grid, title=f"errors ({since})", expand=False)
+
+
+def render(snap: object, errors: Panel | None = None) -> Group:
+    """The snapshot as rich renderables (tables, then the pipeline, then the errors)."""
     from cardroom_eventstore.status import Snapshot
 
     assert isinstance(snap, Snapshot)
@@ -43,28 +125,48 @@ def render(snap: object) -> Group:
     pipeline.add_row("relay behind (events)", str(snap.relay_behind))
     pipeline.add_row("projector behind (events)", str(snap.projector_behind))
     pipeline.add_row("events in the last minute", str(snap.events_last_minute))
-    return Group(tables, Panel(pipeline, title="pipeline", expand=False))
+    panels = [Panel(pipeline, title="pipeline", expand=False)]
+    if errors is not None:
+        panels.append(errors)
+    return Group(tables, *panels)
 
 
-async def _status(once: bool, interval: float) -> None:
+async def _status(once: bool, interval: float, metrics: Sequence[str]) -> None:
     from cardroom_eventstore import EventStore
     from cardroom_eventstore.status import snapshot
+    from cardroom_runtime.discovery import read_running
+    from cardroom_runtime.settings import Settings
 
     from cardroom.analytics_cli import _target
 
     target = await _target()
+    urls = list(metrics)
+    running = read_running(Settings.from_env().data_dir) or {}
+    if not urls and running.get("metrics_url"):
+        urls.append(str(running["metrics_url"]))
     store = await EventStore.connect(target.database_url)
     console = Console()
+    window = ErrorWindow()
+
+    async def look() -> Group:
+        snap = await snapshot(store.engine)
+        counts = await asyncio.to_thread(read_errors, urls) if urls else None
+        if once:
+            return render(snap, render_errors(counts, "since start"))
+        if counts is not None:
+            window.add(time.monotonic(), counts)
+        return render(
+            snap, render_errors(None if counts is None else window.recent(), "last minute")
+        )
+
     try:
         if once:
-            console.print(render(await snapshot(store.engine)))
+            console.print(await look())
             return
-        with Live(
-            render(await snapshot(store.engine)), console=console, refresh_per_second=4
-        ) as live:
+        with Live(await look(), console=console, refresh_per_second=4) as live:
             while True:
                 await asyncio.sleep(interval)
-                live.update(render(await snapshot(store.engine)))
+                live.update(await look())
     finally:
         await store.close()
         await target.close()
@@ -74,7 +176,15 @@ async def _status(once: bool, interval: float) -> None:
 def status(
     once: Annotated[bool, typer.Option("--once", help="Print one snapshot and exit.")] = False,
     interval: Annotated[float, typer.Option(min=0.2, help="Seconds between refreshes.")] = 2.0,
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metrics",
+            help="A service's metrics URL (http://host:port/metrics); repeat for several. "
+            "Default: the running cardroom's, if it serves metrics.",
+        ),
+    ] = None,
 ) -> None:
-    """A live view of a running cardroom: tables, players away, gates, lags."""
+    """A live view of a running cardroom: tables, players away, gates, lags, errors."""
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the live view
-        asyncio.run(_status(once, interval))
+        asyncio.run(_status(once, interval, metrics or []))
