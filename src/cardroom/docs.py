@@ -31,29 +31,13 @@ from cardroom_wire import (
     SyncReply,
     SyncRequest,
 )
+from cardroom_wire.events import EventRecord
 from faststream.nats import NatsBroker
 from faststream.specification import AsyncAPI
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from . import __doc__ as package_doc
 from .services import SERVICES, ServiceName
-
-
-class EventRecord(BaseModel):
-    """One event on ``<root>.events.<game type>.<game>`` (JetStream, ``Nats-Msg-Id`` =
-    ``event_id``). The full truth, hidden cards included: for services and analytics only."""
-
-    model_config = ConfigDict(extra="forbid")
-    event_id: str
-    position: int
-    game: str
-    game_type: str
-    version: int
-    type: str
-    data: dict[str, Any]
-    metadata: dict[str, Any]
-    recorded_at: str
-
 
 REQUESTS: dict[str, list[type[BaseModel]]] = {
     "lobby": [CreateTable, JoinTable, StartTable, ListTables, GetTable, Register, RenewToken],

@@ -1,8 +1,10 @@
-"""The public wire contract of cardroom: subjects, id tokens, requests, replies, notifications.
+"""The public wire contract of cardroom: subjects, id tokens, requests, replies, notifications,
+the event record.
 
 Pure: no I/O. Every process and every client speaks through these definitions.
 """
 
+from .events import BadRecord, EventRecord
 from .ids import (
     MAX_ID_LENGTH,
     SEAT_KEY_LENGTH,
@@ -50,10 +52,12 @@ __all__ = [
     "MAX_VERSION",
     "SEAT_KEY_LENGTH",
     "Ack",
+    "BadRecord",
     "Command",
     "CreateTable",
     "ErrorBody",
     "ErrorCode",
+    "EventRecord",
     "GetTable",
     "InvalidId",
     "JoinTable",

@@ -4,7 +4,8 @@ It tails the store's global log from its checkpoint and publishes each event on
 ``<root>.events.<game type>.<game>`` with ``Nats-Msg-Id`` = the event id, waiting for each
 PubAck. The checkpoint advances after the broker has the events; a crash in between
 republishes them and JetStream drops the duplicates (its duplicate window is two minutes,
-far longer than a restart). The payload is the documented event schema (docs/events.md).
+far longer than a restart). The payload is the wire contract's event record
+(``cardroom_wire.events``, docs/events.md).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from cardroom_eventstore import RecordedEvent
 from cardroom_runtime.host import Service, ensure_events_stream
 from cardroom_runtime.nats import connect
 from cardroom_wire import dumps
+from cardroom_wire.events import EventRecord
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
@@ -34,18 +36,18 @@ LAG_EVERY = 2.0  # seconds between two looks at how far behind the followers are
 
 
 def event_payload(event: RecordedEvent) -> dict[str, Any]:
-    """The public schema of one event on the JetStream stream."""
-    return {
-        "event_id": str(event.event_id),
-        "position": event.position,
-        "game": event.stream_id,
-        "game_type": event.stream_type,
-        "version": event.version,
-        "type": event.type,
-        "data": event.data,
-        "metadata": event.metadata,
-        "recorded_at": event.recorded_at.isoformat(),
-    }
+    """The event record (``cardroom_wire.events.EventRecord``) of one committed event."""
+    return EventRecord.payload(
+        event_id=str(event.event_id),
+        position=event.position,
+        game=event.stream_id,
+        game_type=event.stream_type,
+        version=event.version,
+        type=event.type,
+        data=event.data,
+        metadata=event.metadata,
+        recorded_at=event.recorded_at,
+    )
 
 
 class Relay(Service):
