@@ -25,7 +25,7 @@ from cardroom_eventstore import (
     NewEvent,
     RecordedEvent,
 )
-from cardroom_eventstore.store import _Prepared
+from cardroom_eventstore.appends import _Prepared
 
 WRITERS = 6
 EVENTS_PER_WRITER = 850

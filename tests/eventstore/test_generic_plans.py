@@ -9,8 +9,7 @@ from types import ModuleType
 from typing import Any
 
 import asyncpg
-from cardroom_eventstore import EventStore, readmodels
-from cardroom_eventstore import store as store_module
+from cardroom_eventstore import EventStore, appends, gates, readmodels, tracking
 from cardroom_eventstore.hot import GENERIC_PLANS, Statement
 from cardroom_gamemaster import deadlines
 
@@ -101,7 +100,7 @@ _ARRAYS: dict[str, Any] = {
     "data": ["{}", "{}"],
     "metadata": ["{}", "{}"],
 }
-_MODULES: tuple[ModuleType, ...] = (store_module, readmodels, deadlines)
+_MODULES: tuple[ModuleType, ...] = (appends, gates, tracking, readmodels, deadlines)
 _STATEMENTS = [
     (f"{module.__name__.rsplit('.', 1)[-1]}.{name}", value)
     for module in _MODULES
@@ -131,7 +130,7 @@ def _literal(value: Any) -> str:
 
 def test_every_hot_statement_is_checked() -> None:
     names = {name for name, _ in _STATEMENTS}
-    assert {"store._APPEND_ONE", "store._ACK_MANY", "deadlines._SYNC"} <= names
+    assert {"appends._APPEND_ONE", "gates._ACK_MANY", "deadlines._SYNC"} <= names
     assert len(names) >= 15
 
 

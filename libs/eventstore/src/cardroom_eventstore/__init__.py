@@ -1,5 +1,7 @@
 """The PostgreSQL event store (SQLAlchemy Core + asyncpg)."""
 
+from .appends import APPEND_LOCK_KEY, NOTIFY_CHANNEL
+from .gates import NOT_GATING
 from .model import (
     SHOWN,
     TO,
@@ -11,14 +13,8 @@ from .model import (
     NewEvent,
     RecordedEvent,
 )
-from .store import (
-    APPEND_LOCK_KEY,
-    NOT_GATING,
-    NOTIFY_CHANNEL,
-    EventStore,
-    Tracking,
-    TrackingMany,
-)
+from .store import EventStore
+from .tracking import Tracking, TrackingMany
 
 __all__ = [
     "APPEND_LOCK_KEY",

@@ -1,0 +1,185 @@
+"""The log: a stream's events, the global order, and waking up when an append commits."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from .appends import NOTIFY_CHANNEL
+from .model import RecordedEvent
+from .schema import events, streams
+from .stats import STATS
+
+_EVENT_COLUMNS = (
+    events.c.position,
+    events.c.stream_id,
+    events.c.stream_type,
+    events.c.version,
+    events.c.event_id,
+    events.c.type,
+    events.c.data,
+    events.c["metadata"],
+    events.c.recorded_at,
+)
+
+
+class Log:
+    """The reading part of :class:`~cardroom_eventstore.EventStore`."""
+
+    _autocommit: AsyncEngine
+    _appends_heard: AppendListener
+
+    async def read_stream(
+        self, stream_id: str, from_version: int = 1, to_version: int | None = None
+    ) -> list[RecordedEvent]:
+        """The stream's events with from_version <= version <= to_version, in version order."""
+        query = select(*_EVENT_COLUMNS).where(
+            events.c.stream_id == stream_id, events.c.version >= from_version
+        )
+        if to_version is not None:
+            query = query.where(events.c.version <= to_version)
+        query = query.order_by(events.c.version)
+        async with self._autocommit.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [RecordedEvent(*row) for row in rows]
+
+    async def stream_version(self, stream_id: str) -> int:
+        """The stream's current version; 0 when it does not exist."""
+        async with self._autocommit.connect() as conn:
+            version = await conn.scalar(
+                select(streams.c.version).where(streams.c.stream_id == stream_id)
+            )
+        return 0 if version is None else int(version)
+
+    async def stream_type(self, stream_id: str) -> str | None:
+        """The stream's type (the game), or None when it does not exist."""
+        async with self._autocommit.connect() as conn:
+            value = await conn.scalar(
+                select(streams.c.stream_type).where(streams.c.stream_id == stream_id)
+            )
+        return None if value is None else str(value)
+
+    async def behind(self, after_position: int, cap: int = 100_000) -> tuple[int, datetime | None]:
+        """How far a follower at ``after_position`` is behind: the events committed after it
+        (counted up to ``cap``) and the commit time of the first of them (None if none)."""
+        later = select(events.c.position).where(events.c.position > after_position)
+        count = select(func.count()).select_from(later.limit(cap).subquery())
+        first = (
+            select(events.c.recorded_at)
+            .where(events.c.position > after_position)
+            .order_by(events.c.position)
+            .limit(1)
+        )
+        async with self._autocommit.connect() as conn:
+            n = int(await conn.scalar(count) or 0)
+            oldest = await conn.scalar(first) if n else None
+        return n, oldest
+
+    async def read_all(self, after_position: int = 0, limit: int = 1000) -> list[RecordedEvent]:
+        """Up to ``limit`` events with position > after_position, in position (commit) order.
+
+        Positions may have gaps (rolled-back appends), but an event never becomes visible
+        below a position already read, so tailing "after the last position seen" skips none.
+        """
+        query = (
+            select(*_EVENT_COLUMNS)
+            .where(events.c.position > after_position)
+            .order_by(events.c.position)
+            .limit(limit)
+        )
+        async with self._autocommit.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return [RecordedEvent(*row) for row in rows]
+
+    # The timeout is part of the contract (a tailing reader re-reads at least that often).
+    async def wait_for_append(self, timeout: float) -> bool:
+        """Wait until an append commits (LISTEN on ``cardroom_events``), at most ``timeout`` s.
+
+        True when an append was notified since the previous call returned (possibly before
+        this call), or when the listener connection had died and was re-established (appends
+        may have been missed: read again). False on timeout. The first call starts listening.
+        """
+        return await self._appends_heard.wait(timeout)
+
+
+class AppendListener:
+    """The LISTEN connection on :data:`~cardroom_eventstore.appends.NOTIFY_CHANNEL`, opened
+    on the first wait and again after it died (a death wakes the waiters: appends may have
+    been missed)."""
+
+    def __init__(self, connect_args: dict[str, Any]) -> None:
+        self._connect_args = connect_args
+        self._listener: asyncpg.Connection[asyncpg.Record] | None = None
+        self._listener_lock = asyncio.Lock()
+        self._listened_before = False
+        self._generation = 0
+        self._seen_generation = 0
+        self._changed = asyncio.Event()
+
+    async def wait(self, timeout: float) -> bool:
+        """See :meth:`Log.wait_for_append`."""
+        reconnected = await self._ensure_listener()
+        if reconnected or self._generation != self._seen_generation:
+            self._seen_generation = self._generation
+            return True
+        changed = self._changed
+        try:
+            async with asyncio.timeout(timeout):
+                await changed.wait()
+        except TimeoutError:
+            return False
+        # Woken by a notification or by the listener's death; in the latter case appends may
+        # have been missed (True either way) and listening resumes before returning.
+        await self._ensure_listener()
+        self._seen_generation = self._generation
+        return True
+
+    async def _ensure_listener(self) -> bool:
+        """Open the listener connection if needed; True if it replaced one that died."""
+        if self._listener is not None and not self._listener.is_closed():
+            return False
+        async with self._listener_lock:
+            if self._listener is not None and not self._listener.is_closed():
+                return False
+            listener = await asyncpg.connect(**self._connect_args)
+            try:
+                await listener.add_listener(NOTIFY_CHANNEL, self._on_notify)
+            except BaseException:
+                await listener.close()
+                raise
+            listener.add_termination_listener(self._on_terminate)
+            STATS.opened("listener")
+            self._listener = listener
+            reconnected = self._listened_before
+            self._listened_before = True
+            return reconnected
+
+    def _wake(self) -> None:
+        self._generation += 1
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def _on_notify(
+        self,
+        connection: asyncpg.Connection[asyncpg.Record],
+        pid: int,
+        channel: str,
+        payload: object,
+    ) -> None:
+        self._wake()
+
+    def _on_terminate(self, connection: asyncpg.Connection[asyncpg.Record]) -> None:
+        # Wake the waiters: the next wait_for_append reconnects and reports a possible miss.
+        if connection is self._listener:
+            STATS.lost("listener")
+            self._wake()
+
+    async def close(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None and not listener.is_closed():
+            await listener.close()
