@@ -12,6 +12,8 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cardroom_engine import BotFactory, RandomBot
+
 UNKNOWN_ESTIMATE = 6.5
 """The mean card of the deck (338 / 52): what an unseen card is worth on average."""
 
@@ -309,3 +311,18 @@ class HeuristicBot:
         the discard top (the power card just discarded) tells which."""
         discard = self.memory.discard
         return discard in (11, 12) and all(a["type"] == "PickOwnCard" for a in actions)
+
+
+def _search_bot(player: str) -> Any:
+    """The information-set search bot (``.search``, which imports the game, which imports
+    these bots)."""
+    from .search import search_bot
+
+    return search_bot(player)
+
+
+BOTS: dict[str, BotFactory] = {
+    "random": RandomBot,
+    "heuristic": HeuristicBot,
+    "search": _search_bot,
+}

@@ -12,7 +12,6 @@ from cardroom_engine import (
     Event,
     GameRules,
     Outcome,
-    RandomBot,
     Rejection,
     inputs,
 )
@@ -20,7 +19,7 @@ from cardroom_wire import ErrorCode
 from pydantic import BaseModel, ConfigDict
 
 from . import moves as m
-from .bots import HeuristicBot
+from .bots import BOTS
 from .protocol import Message, notify
 from .rules import (
     ANNOUNCED,
@@ -108,7 +107,7 @@ class SixtySix(GameRules[State]):
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 5
     config_model: ClassVar[type[BaseModel]] = SixtySixConfig
-    bots: ClassVar[Mapping[str, BotFactory]] = {"random": RandomBot, "heuristic": HeuristicBot}
+    bots: ClassVar[Mapping[str, BotFactory]] = BOTS
     # events that may be told to one player only: the others must not see the version move
     private_events: ClassVar[frozenset[str]] = frozenset(
         {
