@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from cardroom_engine import Message
+from cardroom_engine import BotFactory, Message
 from cardroom_mentalpoker import (
     MaskedCard,
     MentalPokerError,
@@ -47,7 +47,14 @@ from .cards import SUITS, legal_first, rank, suit
 if TYPE_CHECKING:
     from .verify import TransitionVerifier
 
-__all__ = ["HeuristicBot", "MacauaBot", "RandomMacauaBot", "chunk_openings", "game_view"]
+__all__ = [
+    "HeuristicBot",
+    "MacauaBot",
+    "RandomMacauaBot",
+    "chunk_openings",
+    "game_view",
+    "play_score",
+]
 
 COMMAND_BUDGET = 40_000
 """Bytes of JSON per command for shuffle-proof openings (commands are at most 64 KiB)."""
@@ -306,14 +313,17 @@ class HeuristicBot(MacauaBot):
             return {"kind": "draw"}
         hand = self.open_hand(v)
         counts = Counter(suit(c) for _, c in hand if suit(c))
-
-        def score(play: list[tuple[Pos, str]]) -> tuple[int, int, int]:
-            wild = rank(play[0][1]) in ("A", "JOKER")
-            last = suit(play[-1][1])
-            return (len(play), 0 if wild else 1, counts[last] if last else 0)
-
-        best = max(plays, key=score)
+        best = max(plays, key=lambda play: play_score([c for _, c in play], counts))
         return self.play_move(v, best, self.declare(v, best, rng))
+
+
+def play_score(cards: Sequence[str], suits: Mapping[str | None, int]) -> tuple[int, int, int]:
+    """How much the heuristic bot likes a play (the highest is played): more cards, then not
+    an Ace or Joker (kept for later), then ending on the suit the hand holds most of
+    (``suits``: the hand's cards per suit)."""
+    wild = rank(cards[0]) in ("A", "JOKER")
+    last = suit(cards[-1])
+    return (len(cards), 0 if wild else 1, suits.get(last, 0) if last else 0)
 
 
 class RandomMacauaBot(MacauaBot):
@@ -328,3 +338,17 @@ class RandomMacauaBot(MacauaBot):
             return {"kind": "draw"}
         new_suit = rng.choice(SUITS) if rank(pick[0][1]) == "A" else None
         return self.play_move(v, pick, new_suit)
+
+
+def _search_bot(player: str) -> Any:
+    """The information-set search bot (``.search``, which imports these bots)."""
+    from .search import search_bot
+
+    return search_bot(player)
+
+
+BOTS: dict[str, BotFactory] = {
+    "heuristic": HeuristicBot,
+    "random": RandomMacauaBot,
+    "search": _search_bot,
+}

@@ -104,7 +104,7 @@ from cardroom_mentalpoker import (
 from cardroom_wire import ErrorCode
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from .bots import HeuristicBot, RandomMacauaBot
+from .bots import BOTS
 from .cards import SUITS, check_play, play_challenge, rank
 
 # -- stable rejection codes (besides the wire's ErrorCode) ----------------------------------
@@ -520,10 +520,7 @@ class Macaua(GameRules[MacauaState]):
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 6
     config_model: ClassVar[type[MacauaConfig]] = MacauaConfig
-    bots: ClassVar[Mapping[str, BotFactory]] = {
-        "heuristic": HeuristicBot,
-        "random": RandomMacauaBot,
-    }
+    bots: ClassVar[Mapping[str, BotFactory]] = BOTS
     signed_moves: ClassVar[bool] = True
     """Every command is a move signed with its player's key and built from its player's
     secrets: ``actions`` lists templates (which move is due, which positions), never a
