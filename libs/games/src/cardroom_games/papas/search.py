@@ -23,14 +23,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from cardroom_engine import Message
-from cardroom_engine.search import SearchBot
+from cardroom_engine.search import GuidedSearchBot
 
 from .bots import HeuristicBot
 from .cards import CARD_NAME
 from .rules import PapasRules
 from .state import CARD_SELECTION, GAME_END, REACTION_PHASE, PapasConfig, Play, State
 
-__all__ = ["PapasDeterminizer", "rollout", "search_bot"]
+__all__ = ["PapasDeterminizer", "PapasSearchBot", "rollout", "search_bot"]
 
 _RULES = PapasRules()
 HORIZON = 60  # events of a playout at most (about two turns of a table of four)
@@ -162,8 +162,21 @@ def rollout(
     return dict(bot.choose({"state": _RULES.view(state, player)}, actions, rng))
 
 
-def search_bot(player: str, iterations: int = 100) -> SearchBot[State]:
+class PapasSearchBot(GuidedSearchBot[State]):
+    """The engine's paired search with the heuristic bot's choice as its prior (a heuristic
+    bot of its own, fed the same notifications)."""
+
+    def __init__(self, player: str, iterations: int = 240) -> None:
+        super().__init__(
+            player,
+            _RULES,
+            PapasDeterminizer(player),
+            HeuristicBot(player),
+            iterations=iterations,
+            rollout=rollout,
+        )
+
+
+def search_bot(player: str, iterations: int = 240) -> PapasSearchBot:
     """The papas search bot for ``player`` (the registry's ``"search"`` kind)."""
-    return SearchBot(
-        player, _RULES, PapasDeterminizer(player), iterations=iterations, rollout=rollout
-    )
+    return PapasSearchBot(player, iterations=iterations)
