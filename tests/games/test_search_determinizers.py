@@ -19,7 +19,11 @@ from cardroom_runtime.games import load_games
 
 load_games()
 SEARCHED = sorted(name for name in registry.names() if "search" in registry.get(name).bots)
-SEATS = {"take5": ["a", "b", "c"], "papas": ["a", "b", "c"]}
+MODELLED = {"macaua"}
+"""Games whose search runs on a model of their own, not on their rules (Macaua: signed moves
+need keys no playout has); tests/games/test_search_bots.py checks theirs."""
+ON_RULES = [name for name in SEARCHED if name not in MODELLED]
+SEATS = {"take5": ["a", "b", "c"], "papas": ["a", "b", "c"], "sixtysix": ["a", "b", "c"]}
 CONFIGS: dict[str, dict[str, Any]] = {
     "take5": {"win_score": 30},
     "papas": {"reaction_seconds": 1.0},
@@ -27,7 +31,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
 
 
 def test_the_games_with_a_search_bot() -> None:
-    assert {"take5", "papas"} <= set(SEARCHED)
+    assert {"take5", "papas", "sixtysix", "macaua"} <= set(SEARCHED)
 
 
 def _positions(game: str, seed: int, count: int) -> list[tuple[LocalGame, str]]:
@@ -63,11 +67,13 @@ def _determinizer(game: str, local: LocalGame, player: str) -> Any:
     return bot.determinizer
 
 
-@pytest.mark.parametrize("game", SEARCHED)
+@pytest.mark.parametrize("game", ON_RULES)
 def test_every_sample_looks_to_the_player_exactly_as_the_truth(game: str) -> None:
     rules = registry.get(game)
     checked = varied = 0
-    for seed in range(4):
+    for seed in range(12):
+        if checked >= 24:
+            break
         for local, player in _positions(game, seed, 8):
             truth = local.state.game
             view = local.table.view(local.state, player)
@@ -82,7 +88,7 @@ def test_every_sample_looks_to_the_player_exactly_as_the_truth(game: str) -> Non
     assert varied >= checked // 2, "the hidden cards hardly ever vary"
 
 
-@pytest.mark.parametrize("game", SEARCHED)
+@pytest.mark.parametrize("game", ON_RULES)
 def test_search_bots_play_legal_whole_games(game: str) -> None:
     rules = registry.get(game)
     seats = SEATS.get(game, ["a", "b"])
