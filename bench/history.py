@@ -152,6 +152,14 @@ def _strength_parts(d: dict[str, Any]) -> Parts:
     return figures, {}, v
 
 
+def _recovery_parts(d: dict[str, Any]) -> Parts:
+    """Per service killed: the slowest game's seconds until it moved again; the floor: the
+    same wait with nothing killed."""
+    bounds, v = _target(d)
+    worst = d.get("recovery_s") if isinstance(d.get("recovery_s"), dict) else {}
+    return {f"{n}_s": s for n, s in worst.items()}, {"floor_s": d.get("floor_s"), **bounds}, v
+
+
 PARTS: dict[str, Callable[[dict[str, Any]], Parts]] = {
     "pipeline": _pipeline_parts,
     "throughput": _throughput_parts,
@@ -160,6 +168,7 @@ PARTS: dict[str, Callable[[dict[str, Any]], Parts]] = {
     "memory": _memory_parts,
     "macaua": _macaua_parts,
     "strength": _strength_parts,
+    "recovery": _recovery_parts,
 }
 
 
@@ -267,6 +276,11 @@ def _strength(f: dict[str, Any], fl: dict[str, Any]) -> str:
     )
 
 
+def _recovery(f: dict[str, Any], fl: dict[str, Any]) -> str:
+    kills = ", ".join(f"{k.removesuffix('_s')} {_f(v, '.2f')} s" for k, v in f.items())
+    return f"moved again after a kill: {kills} (floor {_f(fl.get('floor_s'), '.2f')} s)"
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
     "pipeline": _pipeline,
     "throughput": _throughput,
@@ -275,6 +289,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
     "memory": _memory,
     "macaua": _macaua,
     "strength": _strength,
+    "recovery": _recovery,
 }
 
 

@@ -117,6 +117,16 @@ def _result(name: str, sizes: dict[str, Any], settings: dict[str, Any], **data: 
 
 
 RESULTS: dict[str, dict[str, Any]] = {
+    "recovery": _result(
+        "recovery",
+        {"tables": 12, "rounds": 1},
+        {"services": ["gamemaster", "relay"], "mix": ["take5", "sixtysix", "papas"]},
+        recovery_s={"gamemaster": 1.87654321, "relay": 0.0123456},
+        recovery_max_s=1.87654321,
+        floor_s=0.13456789,
+        kills={"gamemaster": [{"games": 12, "slowest_s": 1.87654321, "stalled": 0}]},
+        target={"recovery_at_most_s": 2.0, "verdict": "PASS"},
+    ),
     "pipeline": _result(
         "pipeline",
         {"latency_games": 30, "floor": 300},
@@ -247,6 +257,10 @@ def test_the_kept_line_of_each_benchmark_is_compact_and_complete(
 
 
 def test_the_kept_lines_figures_and_floors(history: ModuleType) -> None:
+    recovery = history.summary(RESULTS["recovery"])
+    assert recovery["figures"] == {"gamemaster_s": 1.877, "relay_s": 0.01235}
+    assert recovery["floors"] == {"floor_s": 0.1346, "recovery_at_most_s": 2.0}
+    assert "gamemaster 1.88 s, relay 0.01 s (floor 0.13 s)" in history.line(recovery)
     pipeline = history.summary(RESULTS["pipeline"])
     assert pipeline["figures"] == {
         "p50_ms": 1.923,
@@ -314,6 +328,9 @@ def test_history_shows_each_run_with_its_sizes(history: ModuleType, tmp_path: Pa
         "== pipeline",
         "2026-11-26T23:59:01+0000  f876c920+  latency p50 1.92 ms p99 4.57 ms | floor 1.01 ms"
         " -> 1.9x (back to back 2.2x)  [PASS]  {latency_games=30 floor=300}",
+        "== recovery",
+        "2026-11-26T23:59:01+0000  f876c920+  moved again after a kill: gamemaster 1.88 s,"
+        " relay 0.01 s (floor 0.13 s)  [PASS]  {tables=12 rounds=1}",
         "== replay",
         "2026-11-26T23:59:01+0000  f876c920+  rebuild 187300 events/s | scan 581200 -> 0.322x"
         " (rounds 0.310, 0.322, 0.327, 0.315, 0.320)  [PASS]"
