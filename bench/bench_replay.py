@@ -2,9 +2,9 @@
 log, beside a raw scan of the events table measured in the same run.
 
 The log: BENCH_REPLAY_GAMES whole games (default 100) of each real game type, played in
-memory with random legal moves (gamesim.py), appended through ``EventStore.append_many``
+memory with random legal moves (gamesim.py), appended through ``EventStore.append_each``
 into a fresh database (one ``Append`` per game with every event's addressees and the
-gamemaster's metadata, 20 games per transaction). Macaua, whose games are long and slow to
+gamemaster's metadata: one statement per game). Macaua, whose games are long and slow to
 play, gets BENCH_REPLAY_MACAUA_GAMES (default 2); a game that does not play is skipped with
 its reason. The players then acknowledge what they were sent (``EventStore.ack_many``),
 except each game's last decision (the end, or where a game stands): those notifications are
@@ -106,10 +106,9 @@ async def append_log(store: EventStore, games: list[Played]) -> int:
             for e, meta, addressees in decision
         ]
         appends.append(Append(p.game_id, p.game_type, 0, events))
-    for i in range(0, len(appends), 20):
-        for result in await store.append_many(appends[i : i + 20]):
-            if isinstance(result, Exception):
-                raise result
+    for result in await store.append_each(appends):
+        if isinstance(result, Exception):
+            raise result
     for a in appends:
         async with store.tracking(checkpoint_name(a.stream_id)) as tracking:
             await tracking.advance(a.last_version)

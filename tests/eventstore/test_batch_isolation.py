@@ -230,18 +230,3 @@ async def test_the_group_commit_raises_when_the_database_is_unreachable(
     finally:
         await away.hot.close()
     assert await store.stream_version(GAMES[0]) == 1
-
-
-@pytest.mark.parametrize("kind", sorted(BAD_APPENDS))
-async def test_a_bad_batch_of_a_one_transaction_group_commit_fails_alone(
-    store: EventStore, kind: str
-) -> None:
-    for game in [*GAMES, "bad"]:
-        await store.append(Append(game, "take5", 0, [NewEvent("created", {})]))
-    good = [Append(game, "take5", 1, [ev("a")]) for game in GAMES]
-    results = await store.append_many([*good[:2], BAD_APPENDS[kind]("bad"), *good[2:]])
-    assert isinstance(results[2], EventStoreError)
-    for game, answer in zip(GAMES, results[:2] + results[3:], strict=True):
-        assert isinstance(answer, list), answer
-        assert [(e.stream_id, e.version) for e in answer] == [(game, 2)]
-    assert await store.stream_version("bad") == 1

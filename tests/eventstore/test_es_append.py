@@ -1,4 +1,4 @@
-"""Appends: optimistic concurrency, group commit, idempotent commands, snapshots."""
+"""Appends: optimistic concurrency, group commit, idempotent commands."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from cardroom_eventstore import (
     NewEvent,
     RecordedEvent,
 )
-from cardroom_eventstore.schema import commands, gates, pending_acks, streams
+from cardroom_eventstore.schema import commands, gates, pending_acks
 from sqlalchemy import Table, func, select
 
 
@@ -57,8 +57,6 @@ async def test_append_and_read_back(store: EventStore) -> None:
 
     assert await store.stream_version("g1") == 3
     assert await store.stream_version("nope") == 0
-    assert await store.stream_type("g2") == "sixtysix"
-    assert await store.stream_type("nope") is None
 
     everything = await store.read_all()
     assert [e.event_id for e in everything] == [e.event_id for e in first + second + other]
@@ -230,101 +228,23 @@ async def test_concurrent_duplicate_commands(store: EventStore) -> None:
     assert await count(store, commands, "g") == 1
 
 
-async def test_append_many_conflicting_batch_fails_alone(store: EventStore) -> None:
-    await store.append(Append("old", "take5", 0, [ev(1)]))
-    await store.append(Append("dup", "take5", 0, [ev(1)], command_id="c"))
-    batches = [
-        Append("a", "take5", 0, [ev(1, "p"), ev(2, "p", "q")], command_id="a1"),
-        Append("old", "take5", 0, [ev(2, "p")], command_id="x"),  # stale: conflict
-        Append("b", "take5", 0, [ev(1)]),
-        Append("dup", "take5", 1, [ev(2, "p")], command_id="c"),  # duplicate command
-        Append("old", "take5", 1, [ev(2, "q")]),
-        Append("a", "take5", 2, [ev(3)]),  # the same stream twice in one group
-        Append("typed", "papas", 0, [ev(1)]),
-    ]
-    results = await store.append_many(batches)
-    assert len(results) == len(batches)
-    ok = [r for r in results if isinstance(r, list)]
-    assert isinstance(results[1], ConcurrencyError)
-    assert results[1].actual == 1
-    assert isinstance(results[3], DuplicateCommand)
-    assert len(ok) == 5
-    assert [[e.version for e in r] for r in ok] == [[1, 2], [1], [2], [3], [1]]
-
-    # The group's events are one contiguous run of positions, in batch order.
-    positions = [e.position for r in ok for e in r]
-    assert positions == sorted(positions)
-    assert positions[-1] - positions[0] == len(positions) - 1
-    assert [e.event_id for e in await store.read_all(positions[0] - 1)] == [
-        e.event_id for r in ok for e in r
-    ]
-
-    # The failed batches left nothing behind; the others left everything.
-    assert await store.stream_version("old") == 2
-    assert await store.stream_version("dup") == 1
-    assert await store.stream_version("a") == 3
-    assert await store.pending("dup") == {}
-    assert await store.pending("old") == {2: frozenset({"q"})}
-    assert await store.pending("a") == {1: frozenset({"p"}), 2: frozenset({"p", "q"})}
-    assert await store.command_reply("old", "x") is None
-    assert await store.command_reply("a", "a1") == {}
-    assert await count(store, gates, "dup") == 0
-    assert await count(store, streams, "typed") == 1
-
-
-async def test_concurrent_group_commits_do_not_deadlock(store: EventStore) -> None:
-    names = [f"s{i}" for i in range(8)]
-    for name in names:
-        await store.append(Append(name, "take5", 0, [ev(0)]))
-    for round_ in range(10):
-        versions = {name: await store.stream_version(name) for name in names}
-        rng = random.Random(round_)
-        groups = []
-        for _ in range(4):
-            order = names[:]
-            rng.shuffle(order)  # each group touches the same streams in another order
-            groups.append([Append(n, "take5", versions[n], [ev(round_)]) for n in order])
-        results = await asyncio.gather(*(store.append_many(g) for g in groups))
-        for name in names:
-            outcomes = [
-                result
-                for group, group_results in zip(groups, results, strict=True)
-                for batch, result in zip(group, group_results, strict=True)
-                if batch.stream_id == name
-            ]
-            assert sum(isinstance(r, list) for r in outcomes) == 1
-            assert all(isinstance(r, (list, ConcurrencyError)) for r in outcomes)
-            assert await store.stream_version(name) == versions[name] + 1
-
-
-async def test_append_many_duplicate_event_id_fails_alone(store: EventStore) -> None:
+async def test_a_duplicate_event_id_in_a_group_fails_alone(store: EventStore) -> None:
     taken = uuid.uuid4()
     await store.append(Append("g", "take5", 0, [NewEvent("x", {}, event_id=taken)]))
-    results = await store.append_many(
+    for name in ("a", "b", "c"):
+        await store.append(Append(name, "take5", 0, [ev(1)]))
+    results = await store.append_group(
         [
-            Append("a", "take5", 0, [ev(1)]),
-            Append("b", "take5", 0, [NewEvent("x", {}, event_id=taken)]),
-            Append("c", "take5", 0, [ev(1)]),
+            Append("a", "take5", 1, [ev(2)]),
+            Append("b", "take5", 1, [NewEvent("x", {}, event_id=taken)]),
+            Append("c", "take5", 1, [ev(2)]),
         ]
     )
     assert isinstance(results[0], list)
     assert isinstance(results[1], EventStoreError)
     assert isinstance(results[2], list)
-    assert await store.stream_version("b") == 0
-    assert await store.stream_version("c") == 1
-    assert await store.append_many([]) == []
-
-
-async def test_snapshots_round_trip(store: EventStore) -> None:
-    assert await store.load_snapshot("g") is None
-    state = {"hands": {"a": [1, 2, 3]}, "turn": "a", "nested": [{"x": None}]}
-    await store.save_snapshot("g", 7, state)
-    assert await store.load_snapshot("g") == (7, state)
-    await store.save_snapshot("g", 9, {"turn": "b"})
-    assert await store.load_snapshot("g") == (9, {"turn": "b"})
-    # An older snapshot never replaces a newer one.
-    await store.save_snapshot("g", 8, {"turn": "stale"})
-    assert await store.load_snapshot("g") == (9, {"turn": "b"})
+    assert await store.stream_version("b") == 1
+    assert await store.stream_version("c") == 2
 
 
 async def test_append_group_one_statement_for_many_streams(store: EventStore) -> None:

@@ -114,27 +114,6 @@ async def test_refused_acks_change_nothing(store: EventStore) -> None:
     assert await gate_rows(store, "g") == [(2, 0, True, True)]
 
 
-async def test_drop_pending_releases(store: EventStore) -> None:
-    await store.append(Append("g", "take5", 0, [ev("a", "b", "away"), ev("b", "away")]))
-    assert await store.drop_pending("g", "nobody") == []
-    assert await store.ack("g", 1, "a") == AckResult(accepted=True)
-    assert await store.ack("g", 1, "b") == AckResult(accepted=True)
-    assert await store.ack("g", 2, "b") == AckResult(accepted=True)
-    # Only the away player is missing: dropping them releases the gate, exactly once.
-    assert await store.pending_for_player("g", "away") == [1, 2]
-    assert await store.drop_pending("g", "away") == [2]
-    assert await store.drop_pending("g", "away") == []
-    assert await store.ack("g", 2, "away") == AckResult(accepted=False)
-    assert await store.gate_open("g")
-    assert await store.unhandled_releases() == [("g", 2)]
-
-    # Dropping a player who is not the last one only shrinks the gate.
-    await store.append(Append("g", "take5", 2, [ev("a", "b")]))
-    assert await store.drop_pending("g", "a") == []
-    assert await store.pending("g") == {3: frozenset({"b"})}
-    assert await store.ack("g", 3, "b") == AckResult(accepted=True, released_gate=3, open=True)
-
-
 async def test_a_release_says_whether_the_game_is_open(store: EventStore) -> None:
     """``open``: no gating ack at all is owed once the gate is released (an older gate that
     still waits, such as one a presence change was appended over, keeps the game closed)."""
@@ -147,20 +126,7 @@ async def test_a_release_says_whether_the_game_is_open(store: EventStore) -> Non
     assert await store.gate_open("g")
 
 
-async def test_drop_pending_over_several_gates(store: EventStore) -> None:
-    await store.append(Append("g", "take5", 0, [ev("a", "b")]))
-    await store.append(Append("g", "take5", 1, [ev("a", "b")]))
-    await store.append(Append("g", "take5", 2, [ev("a", "c")]))
-    assert await store.ack("g", 1, "b") == AckResult(accepted=True)
-    assert await store.ack("g", 3, "c") == AckResult(accepted=True)
-    # "a" is the last one owing gates 1 and 3, not gate 2 (b owes it too).
-    assert await store.drop_pending("g", "a") == [1, 3]
-    assert await store.pending("g") == {2: frozenset({"b"})}
-    assert await store.ack("g", 2, "b") == AckResult(accepted=True, released_gate=2, open=True)
-    assert sorted(await store.unhandled_releases()) == [("g", 1), ("g", 2), ("g", 3)]
-
-
-async def test_concurrent_acks_and_drops_release_exactly_once(es_database_url: str) -> None:
+async def test_concurrent_acks_and_excuses_release_exactly_once(es_database_url: str) -> None:
     store = await EventStore.connect(es_database_url, pool_size=30, max_overflow=0)
     try:
         rng = random.Random(7)
@@ -175,7 +141,7 @@ async def test_concurrent_acks_and_drops_release_exactly_once(es_database_url: s
             ]
             dropped = set(rng.sample(players, 3))
             calls: list[Awaitable[AckResult | list[int]]] = [store.ack("g", v, p) for v, p in owed]
-            calls += [store.drop_pending("g", p) for p in dropped]
+            calls += [store.excuse("g", [p]) for p in dropped]
             rng.shuffle(calls)
             results = await asyncio.gather(*calls)
             released: list[int] = []

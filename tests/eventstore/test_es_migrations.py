@@ -27,7 +27,6 @@ EVENT_STORE_TABLES = {
     "pending_acks",
     "gates",
     "commands",
-    "snapshots",
     "checkpoints",
 }
 

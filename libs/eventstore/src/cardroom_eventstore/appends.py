@@ -23,19 +23,16 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import asyncpg
-from sqlalchemy import func, select, text
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from .hot import HotPool, Statement, unreachable
 from .jsontext import json_text
 from .model import Append, ConcurrencyError, DuplicateCommand, EventStoreError, RecordedEvent
-from .schema import snapshots, streams
+from .schema import streams
 from .stats import STATS
 
 log = logging.getLogger("cardroom.eventstore")
@@ -73,16 +70,6 @@ h AS (
 )
 """
 
-# Statement 1 of an append: the stream row and everything else the batch owes, in one round
-# trip. Every other part hangs off ``s``, so when the stream is not at the expected version
-# nothing at all is written. A command id seen before leaves ``c`` empty while the rest was
-# written; the caller must then roll back (the transaction, or the group-commit attempt).
-_STATE_SQL = """
-WITH s AS ({stream_sql}),
-{owed}
-SELECT (SELECT count(*) FROM s) AS stream_ok, (SELECT count(*) FROM c) AS command_ok
-"""
-
 _NEW_STREAM_SQL = """
     INSERT INTO streams (stream_id, stream_type, version)
     VALUES (CAST(:stream_id AS text), CAST(:stream_type AS text), CAST(:new_version AS integer))
@@ -90,55 +77,16 @@ _NEW_STREAM_SQL = """
     RETURNING stream_id
 """
 
-# The row lock taken by this UPDATE serialises the appenders of one stream; a loser waits for
-# the winner's commit, re-checks ``version`` against the new row and updates nothing.
-_EXISTING_STREAM_SQL = """
-    UPDATE streams SET version = CAST(:new_version AS integer), updated_at = now()
-    WHERE stream_id = CAST(:stream_id AS text)
-      AND version = CAST(:expected AS integer)
-      AND stream_type = CAST(:stream_type AS text)
-    RETURNING stream_id
-"""
 
-_STATE_NEW = text(_STATE_SQL.format(stream_sql=_NEW_STREAM_SQL, owed=_OWED_SQL.strip()))
-_STATE_EXISTING = text(_STATE_SQL.format(stream_sql=_EXISTING_STREAM_SQL, owed=_OWED_SQL.strip()))
-
-# Statement 2 of an append (of a whole group commit): insert the events.
-#
-# Global order without skipped late commits: readers tail the log with "position > checkpoint",
-# which is only safe if a position, once visible, is never followed by a smaller one becoming
-# visible later. Positions come from a sequence when the row is inserted, so two transactions
-# could commit in the opposite order of their positions. We therefore take one transaction-level
-# advisory lock right before the insert and hold it until COMMIT (PostgreSQL releases it after
-# the commit is visible): event inserts, and so positions, are serialised in commit order. The
-# lock is taken after everything else of the transaction, in the same statement as the insert
-# (uncorrelated sub-select = an InitPlan, evaluated once before the first row and its nextval),
-# so it is held only for this statement and the commit. Rolled-back transactions leave gaps in
-# the positions; readers do not care. The NOTIFY is delivered at commit (deduplicated per
-# transaction); tailing readers use it to avoid polling.
-_INSERT_EVENTS = text(
-    f"""
-INSERT INTO events (stream_id, stream_type, version, event_id, type, data, metadata)
-SELECT e.stream_id, e.stream_type, e.version, e.event_id, e.type,
-       CAST(e.data AS jsonb), CAST(e.metadata AS jsonb)
-FROM unnest(
-    CAST(:stream_ids AS text[]), CAST(:stream_types AS text[]), CAST(:versions AS integer[]),
-    CAST(:event_ids AS uuid[]), CAST(:types AS text[]), CAST(:data AS text[]),
-    CAST(:metadata AS text[])
-) AS e(stream_id, stream_type, version, event_id, type, data, metadata)
-WHERE (SELECT true FROM pg_advisory_xact_lock({APPEND_LOCK_KEY}), pg_notify('{NOTIFY_CHANNEL}', ''))
-RETURNING position, stream_id, version, recorded_at
-"""
-)
-
-
-# An append to an existing stream in ONE statement, on an autocommit connection (its own
-# implicit transaction): no BEGIN or COMMIT round trips. The same parts as statements 1 and 2
-# above, chained so that nothing is written unless the stream row is: ``s`` also refuses a
-# command id recorded before (the stream row's lock and version check serialise two appends of
-# one command id, so the loser sees a changed version). The global append lock is taken only
-# after ``s`` has finished (the CASE reads its count first), so this statement never waits for
-# a stream row while holding the lock that group commits take after theirs.
+# One append in ONE statement, on an autocommit connection (its own implicit transaction): no
+# BEGIN or COMMIT round trips. Every part hangs off the stream row ``s``, so nothing is
+# written unless it is: ``s`` refuses a stream not at the expected version, and a command id
+# recorded before (the stream row's lock and version check serialise two appends of one
+# command id, so the loser sees a changed version). The global append lock is taken in the
+# events' insert (an uncorrelated sub-select: an InitPlan, evaluated once before the first
+# row takes its position), only after ``s`` has finished (the CASE reads its count first), so
+# it is held for this statement and its commit only, and never while waiting for a stream
+# row.
 def _append_one_sql(stream_sql: str) -> str:
     return f"""
 WITH s AS ({stream_sql}),
@@ -168,6 +116,9 @@ ORDER BY ev.version
 """
 
 
+# An append to a running game: the stream row's update takes its row lock, which serialises
+# the appenders of one stream (a loser waits for the winner's commit, re-checks ``version``
+# and updates nothing).
 _APPEND_ONE = Statement(
     _append_one_sql(
         """
@@ -184,9 +135,7 @@ _APPEND_ONE = Statement(
 )
 
 # The same for a new stream (a table's creation): its stream row is inserted, or nothing is
-# written when it exists. It was a transaction of two statements and a COMMIT, which held the
-# global append lock across the round trip to the COMMIT: under the throughput benchmark's
-# burst of 200 creations that insert waited 45 ms at the median, and every append with it.
+# written when it exists.
 _APPEND_NEW = Statement(_append_one_sql(_NEW_STREAM_SQL))
 
 # Group commit of appends to running games (of different streams) in ONE statement: ``b`` is
@@ -314,20 +263,47 @@ class _Prepared:
             metadata=[json_text(event.metadata) for event in batch.events],
         )
 
+    @property
+    def statement(self) -> Statement:
+        """The one statement of this append on its own: a new stream's or a running one's."""
+        return _APPEND_ONE if self.batch.expected_version > 0 else _APPEND_NEW
 
-class _Redo(Exception):
-    """Internal: roll back a group-commit attempt and retry it without one batch."""
+    def one_params(self) -> dict[str, Any]:
+        """The parameters of :attr:`statement`."""
+        batch = self.batch
+        first = batch.expected_version + 1
+        return {
+            **self.state_params,
+            "versions": list(range(first, first + len(batch.events))),
+            "event_ids": [event.event_id for event in batch.events],
+            "types": [event.type for event in batch.events],
+            "data": self.data,
+            "metadata": self.metadata,
+        }
 
-    def __init__(self, index: int, error: EventStoreError) -> None:
-        super().__init__(index)
-        self.index = index
-        self.error = error
+
+def recorded(batch: Append, rows: Sequence[asyncpg.Record]) -> list[RecordedEvent]:
+    """The events of an append that was written, from its rows (per event ``position``,
+    ``version`` and ``recorded_at``; one row of nulls when it had no events)."""
+    return [
+        RecordedEvent(
+            position=row["position"],
+            stream_id=batch.stream_id,
+            stream_type=batch.stream_type,
+            version=row["version"],
+            event_id=event.event_id,
+            type=event.type,
+            data=event.data,
+            metadata=event.metadata,
+            recorded_at=row["recorded_at"],
+        )
+        for row, event in zip(rows if batch.events else [], batch.events, strict=True)
+    ]
 
 
 class Appends:
     """The appending part of :class:`~cardroom_eventstore.EventStore`."""
 
-    engine: AsyncEngine
     _autocommit: AsyncEngine
     hot: HotPool
 
@@ -342,18 +318,8 @@ class Appends:
 
     async def _append_one(self, prepared: _Prepared) -> list[RecordedEvent]:
         batch = prepared.batch
-        first = batch.expected_version + 1
-        params = {
-            **prepared.state_params,
-            "versions": list(range(first, first + len(batch.events))),
-            "event_ids": [event.event_id for event in batch.events],
-            "types": [event.type for event in batch.events],
-            "data": prepared.data,
-            "metadata": prepared.metadata,
-        }
         try:
-            statement = _APPEND_ONE if batch.expected_version > 0 else _APPEND_NEW
-            rows = await self.hot.fetch(statement, params)
+            rows = await self.hot.fetch(prepared.statement, prepared.one_params())
         except asyncpg.IntegrityConstraintViolationError as exc:
             raise EventStoreError(f"event not appended: {exc}") from exc
         STATS.statement(1)
@@ -375,34 +341,14 @@ class Appends:
                 return DuplicateCommand(batch.stream_id, batch.command_id or "")
             async with self._autocommit.connect() as conn:
                 return await self._conflict(conn, batch)
-        return [
-            RecordedEvent(
-                position=row["position"],
-                stream_id=batch.stream_id,
-                stream_type=batch.stream_type,
-                version=row["version"],
-                event_id=event.event_id,
-                type=event.type,
-                data=event.data,
-                metadata=event.metadata,
-                recorded_at=row["recorded_at"],
-            )
-            for row, event in zip(rows if batch.events else [], batch.events, strict=True)
-        ]
-
-    async def _append_in(self, conn: AsyncConnection, prepared: _Prepared) -> list[RecordedEvent]:
-        """Append inside the caller's transaction (which must roll back if this raises)."""
-        error = await self._write_state(conn, prepared)
-        if error is not None:
-            raise error
-        return (await self._insert_events(conn, [prepared]))[0]
+        return recorded(batch, rows)
 
     async def append_group(
         self, batches: Sequence[Append]
     ) -> list[list[RecordedEvent] | EventStoreError]:
         """Group commit of appends to running games, of different streams, in ONE statement.
 
-        Like :meth:`append_many` (result i is batch i's events or its error), but for
+        Result i is batch i's events or its error. For
         existing streams only (``expected_version`` > 0), each stream at most once: one round
         trip and one commit for all of them. If the statement itself fails for any reason but
         the database being unreachable (an event id recorded before, a deadlock with another
@@ -493,99 +439,6 @@ class Appends:
                 results.append(refused)
         return results
 
-    async def append_many(
-        self, batches: Sequence[Append]
-    ) -> list[list[RecordedEvent] | EventStoreError]:
-        """Group commit: append every batch in ONE transaction; a failing batch fails alone.
-
-        The result at index i is batch i's recorded events, or the EventStoreError it failed
-        with (ConcurrencyError, DuplicateCommand, ...). Errors of the database itself raise.
-
-        A stream conflict writes nothing, so that batch is just left out. A duplicate command
-        id is only detected after its batch's stream row was written: the attempt is rolled back
-        and retried without that batch (rare: callers check ``command_reply`` first). This
-        costs one statement per batch instead of three for a SAVEPOINT per batch. Anything
-        else that fails the transaction, but the database being unreachable (one batch's data
-        that the database refuses, say), has the batches appended one by one
-        (:meth:`append_each`).
-
-        Stream rows are written in stream id order (so concurrent group commits lock them in
-        one order and cannot deadlock); the events get their positions in batch order.
-        """
-        try:
-            prepared = [_Prepared.of(batch) for batch in batches]
-        except Exception:  # one batch's data cannot be written: that one fails alone
-            return await self.append_each(batches)
-        results: list[list[RecordedEvent] | EventStoreError | None] = [None] * len(batches)
-        todo = list(range(len(batches)))
-        while todo:
-            written: list[int] = []
-            try:
-                async with self.engine.begin() as conn:
-                    for i in sorted(todo, key=lambda i: batches[i].stream_id):
-                        try:
-                            error = await self._write_state(conn, prepared[i])
-                        except IntegrityError as exc:
-                            raise _Redo(i, EventStoreError(str(exc.orig))) from exc
-                        if isinstance(error, DuplicateCommand):
-                            raise _Redo(i, error)
-                        if error is None:
-                            written.append(i)
-                        else:
-                            results[i] = error
-                    written.sort()
-                    recorded = await self._insert_events(conn, [prepared[i] for i in written])
-            except _Redo as redo:
-                results[redo.index] = redo.error
-                todo = [i for i in todo if results[i] is None]
-                continue
-            except EventStoreError:
-                # An event id already recorded: find the culprit by appending one by one.
-                await self._each(batches, written, results)
-                break
-            except Exception as exc:
-                if unreachable(exc):
-                    raise
-                # data of one batch that the database refused: each batch on its own
-                await self._each(batches, [i for i in todo if results[i] is None], results)
-                break
-            for i, recorded_events in zip(written, recorded, strict=True):
-                results[i] = recorded_events
-            break
-        done: list[list[RecordedEvent] | EventStoreError] = []
-        for result in results:
-            assert result is not None, "every batch has a result"
-            done.append(result)
-        return done
-
-    async def _each(
-        self,
-        batches: Sequence[Append],
-        indexes: list[int],
-        results: list[list[RecordedEvent] | EventStoreError | None],
-    ) -> None:
-        """:meth:`append_each` of ``batches[i]`` for each ``i`` of ``indexes``, into ``results``."""
-        answers = await self.append_each([batches[i] for i in indexes])
-        for i, answer in zip(indexes, answers, strict=True):
-            results[i] = answer
-
-    async def _write_state(
-        self, conn: AsyncConnection, prepared: _Prepared
-    ) -> EventStoreError | None:
-        """Statement 1: stream row, command id, pending acks, gate, handled gate.
-
-        Returns None on success, else the error; a ConcurrencyError (or stream type mismatch)
-        wrote nothing, a DuplicateCommand left writes that must be rolled back.
-        """
-        batch = prepared.batch
-        statement = _STATE_NEW if batch.expected_version == 0 else _STATE_EXISTING
-        row = (await conn.execute(statement, prepared.state_params)).one()
-        if not row.stream_ok:
-            return await self._conflict(conn, batch)
-        if batch.command_id is not None and not row.command_ok:
-            return DuplicateCommand(batch.stream_id, batch.command_id)
-        return None
-
     async def _conflict(self, conn: AsyncConnection, batch: Append) -> EventStoreError:
         row = (
             await conn.execute(
@@ -606,69 +459,6 @@ class Appends:
             )
         return ConcurrencyError(batch.stream_id, batch.expected_version, actual)
 
-    async def _insert_events(
-        self, conn: AsyncConnection, prepared: Sequence[_Prepared]
-    ) -> list[list[RecordedEvent]]:
-        """Statement 2: insert the events of every batch, under the global append lock."""
-        stream_ids: list[str] = []
-        stream_types: list[str] = []
-        versions: list[int] = []
-        event_ids: list[Any] = []
-        types: list[str] = []
-        data: list[str] = []
-        metadata: list[str] = []
-        for item in prepared:
-            batch = item.batch
-            for version, event in enumerate(batch.events, start=batch.expected_version + 1):
-                stream_ids.append(batch.stream_id)
-                stream_types.append(batch.stream_type)
-                versions.append(version)
-                event_ids.append(event.event_id)
-                types.append(event.type)
-            data.extend(item.data)
-            metadata.extend(item.metadata)
-        if not versions:
-            return [[] for _ in prepared]
-        params = {
-            "stream_ids": stream_ids,
-            "stream_types": stream_types,
-            "versions": versions,
-            "event_ids": event_ids,
-            "types": types,
-            "data": data,
-            "metadata": metadata,
-        }
-        try:
-            rows = (await conn.execute(_INSERT_EVENTS, params)).all()
-        except IntegrityError as exc:
-            raise EventStoreError(f"event not appended: {exc.orig}") from exc
-        stored: dict[tuple[str, int], tuple[int, datetime]] = {
-            (row.stream_id, row.version): (row.position, row.recorded_at) for row in rows
-        }
-        result: list[list[RecordedEvent]] = []
-        for item in prepared:
-            batch = item.batch
-            recorded: list[RecordedEvent] = []
-            for version, event in enumerate(batch.events, start=batch.expected_version + 1):
-                position, recorded_at = stored[(batch.stream_id, version)]
-                recorded.append(
-                    RecordedEvent(
-                        position=position,
-                        stream_id=batch.stream_id,
-                        stream_type=batch.stream_type,
-                        version=version,
-                        event_id=event.event_id,
-                        type=event.type,
-                        data=event.data,
-                        metadata=event.metadata,
-                        recorded_at=recorded_at,
-                    )
-                )
-            result.append(recorded)
-        return result
-
-    # ------------------------------------------------------------------ commands, snapshots
-
     async def command_reply(self, stream_id: str, command_id: str) -> dict[str, Any] | None:
         """The reply recorded with the command id ({} if none was given), None if unseen."""
         row = await self.hot.fetchrow(
@@ -678,27 +468,3 @@ class Appends:
             return None
         reply: dict[str, Any] = json.loads(row[0])
         return reply
-
-    async def save_snapshot(self, stream_id: str, version: int, state: dict[str, Any]) -> None:
-        """Store the stream's state at ``version`` (an older snapshot never replaces a newer)."""
-        statement = pg_insert(snapshots).values(stream_id=stream_id, version=version, state=state)
-        statement = statement.on_conflict_do_update(
-            index_elements=[snapshots.c.stream_id],
-            set_={
-                "version": statement.excluded.version,
-                "state": statement.excluded.state,
-                "recorded_at": func.now(),
-            },
-            where=snapshots.c.version <= statement.excluded.version,
-        )
-        async with self._autocommit.connect() as conn:
-            await conn.execute(statement)
-
-    async def load_snapshot(self, stream_id: str) -> tuple[int, dict[str, Any]] | None:
-        """(version, state) of the stream's newest snapshot, or None."""
-        query = select(snapshots.c.version, snapshots.c.state).where(
-            snapshots.c.stream_id == stream_id
-        )
-        async with self._autocommit.connect() as conn:
-            row = (await conn.execute(query)).one_or_none()
-        return None if row is None else (int(row.version), dict(row.state))

@@ -10,11 +10,10 @@ is appended (``Append.handled_gate``) or found unnecessary.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Sequence
 
 import asyncpg
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from .hot import HotPool, Statement
@@ -25,38 +24,9 @@ from .schema import events, gates, pending_acks
 #: space apart from the one-key global append lock).
 ACK_LOCK_CLASS = int.from_bytes(b"ack", "big")
 
-# The pending row is the arbiter: whoever deletes it owns the decrement. The gate's row lock
-# serialises concurrent decrements (a waiter re-reads ``remaining`` after the winner commits),
-# so exactly one ack sees the count reach 0. ``open`` reads the statement's snapshot: a
-# concurrent ack it does not see makes it false (the reader asks again), never wrongly true.
-_ACK = Statement(
-    """
-WITH d AS (
-    DELETE FROM pending_acks
-    WHERE stream_id = CAST(:stream_id AS text) AND version = CAST(:version AS integer)
-      AND player_id = CAST(:player_id AS text)
-    RETURNING gate_version
-),
-u AS (
-    UPDATE gates
-    SET remaining = gates.remaining - 1,
-        released_at = CASE WHEN gates.remaining = 1 THEN now() ELSE gates.released_at END
-    FROM d
-    WHERE gates.stream_id = CAST(:stream_id AS text) AND gates.version = d.gate_version
-    RETURNING gates.version, gates.remaining
-)
-SELECT (SELECT count(*) FROM d) AS deleted, (SELECT version FROM u WHERE remaining = 0) AS released,
-       (SELECT gate_version FROM d) = 0 AS away,
-       NOT EXISTS (
-           SELECT 1 FROM pending_acks
-           WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> 0
-             AND NOT (version = CAST(:version AS integer) AND player_id = CAST(:player_id AS text))
-       ) AS open
-"""
-)
-
-# The same for many acks at once (``i`` numbers them): the pending rows the batch deletes count
-# their gates down by how many each lost, and of the acks that bring a gate to 0 the last one
+# Acks, many at once (``i`` numbers them). The pending row is the arbiter: whoever deletes it
+# owns the decrement. The pending rows the batch deletes count their gates down by how many
+# each lost, under the gate's row lock, and of the acks that bring a gate to 0 the last one
 # reports the release (as if they came one after the other). ``open`` leaves out the rows this
 # very statement deletes (its snapshot still sees them). Two batches would lock their rows in no
 # set order and could deadlock, so a batch first takes a transaction-level advisory lock per
@@ -205,21 +175,8 @@ class Gates:
     relaxed: HotPool
 
     async def ack(self, stream_id: str, version: int, player_id: str) -> AckResult:
-        """Acknowledge one event version for one player (one statement, one round trip)."""
-        if version not in VERSIONS:
-            return AckResult(accepted=False)  # no such event: a column cannot hold it
-        params = {"stream_id": stream_id, "version": version, "player_id": player_id}
-        row = await self.hot.fetchrow(_ACK, params)
-        assert row is not None
-        if not row["deleted"]:
-            return AckResult(accepted=False)
-        released = row["released"]
-        return AckResult(
-            accepted=True,
-            released_gate=released,
-            open=released is not None and row["open"],
-            away=bool(row["away"]),
-        )
+        """Acknowledge one event version for one player: :meth:`ack_many` of one."""
+        return (await self.ack_many([(stream_id, version, player_id)]))[0]
 
     async def ack_many(self, acks: Sequence[tuple[str, int, str]]) -> list[AckResult]:
         """:meth:`ack` for many ``(stream, version, player)`` at once, in one statement.
@@ -349,30 +306,6 @@ class Gates:
                 )
                 if remaining == 0:
                     released.append(int(gate_version))
-        return released
-
-    async def drop_pending(self, stream_id: str, player_id: str) -> list[int]:
-        """Forget every acknowledgement the player owes; returns the gates this released.
-
-        Like :meth:`ack`, each release is reported exactly once (by whoever removed the last
-        pending row). Gates are decremented in ascending order, so concurrent drops cannot
-        deadlock.
-        """
-        released: list[int] = []
-        async with self.engine.begin() as conn:
-            removed = await conn.scalars(
-                delete(pending_acks)
-                .where(pending_acks.c.stream_id == stream_id, pending_acks.c.player_id == player_id)
-                .returning(pending_acks.c.gate_version)
-            )
-            counts = Counter(removed.all())
-            for gate_version in sorted(counts):
-                remaining = await conn.scalar(
-                    _RELEASE,
-                    {"stream_id": stream_id, "version": gate_version, "n": counts[gate_version]},
-                )
-                if remaining == 0:
-                    released.append(gate_version)
         return released
 
     async def unhandled_releases(

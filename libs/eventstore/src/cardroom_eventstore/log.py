@@ -56,14 +56,6 @@ class Log:
             )
         return 0 if version is None else int(version)
 
-    async def stream_type(self, stream_id: str) -> str | None:
-        """The stream's type (the game), or None when it does not exist."""
-        async with self._autocommit.connect() as conn:
-            value = await conn.scalar(
-                select(streams.c.stream_type).where(streams.c.stream_id == stream_id)
-            )
-        return None if value is None else str(value)
-
     async def behind(self, after_position: int, cap: int = 100_000) -> tuple[int, datetime | None]:
         """How far a follower at ``after_position`` is behind: the events committed after it
         (counted up to ``cap``) and the commit time of the first of them (None if none)."""

@@ -126,17 +126,6 @@ commands = Table(
     PrimaryKeyConstraint("stream_id", "command_id"),
 )
 
-#: The newest snapshot of a stream's state.
-snapshots = Table(
-    "snapshots",
-    metadata,
-    Column("stream_id", Text, nullable=False),
-    Column("version", Integer, nullable=False),
-    Column("state", JSONB, nullable=False),
-    Column("recorded_at", DateTime(timezone=True), nullable=False, server_default=func.now()),
-    PrimaryKeyConstraint("stream_id"),
-)
-
 #: Tracking records: how far a projection or relay has processed the global order.
 checkpoints = Table(
     "checkpoints",
@@ -154,6 +143,5 @@ __all__ = [
     "gates",
     "metadata",
     "pending_acks",
-    "snapshots",
     "streams",
 ]
