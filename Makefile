@@ -70,7 +70,7 @@ docs: install ## Write docs/asyncapi.json, the AsyncAPI document of every subjec
 
 # Each benchmark exits non-zero only when it crashes (a missed target is reported, not
 # raised); sizes come from BENCH_* variables (bench/README.md).
-BENCH_SCRIPTS := bench_pipeline bench_throughput bench_replay bench_engine bench_memory bench_macaua bench_recovery
+BENCH_SCRIPTS := bench_pipeline bench_throughput bench_replay bench_engine bench_memory bench_macaua bench_recovery bench_footprint
 bench: install ## Benchmarks, each figure beside its floor or peer from the same run
 	@for b in $(BENCH_SCRIPTS); do \
 		echo "== $$b"; \

@@ -160,6 +160,15 @@ def _recovery_parts(d: dict[str, Any]) -> Parts:
     return {f"{n}_s": s for n, s in worst.items()}, {"floor_s": d.get("floor_s"), **bounds}, v
 
 
+def _footprint_parts(d: dict[str, Any]) -> Parts:
+    """Per service: KiB of resident memory a game in play; the floor: its idle MiB."""
+    bounds, v = _target(d)
+    per = d.get("kib_per_game") if isinstance(d.get("kib_per_game"), dict) else {}
+    idle = d.get("rss_idle_bytes") if isinstance(d.get("rss_idle_bytes"), dict) else {}
+    floors = {f"{n}_idle_mib": b / 2**20 for n, b in idle.items() if isinstance(b, int | float)}
+    return {f"{n}_kib": k for n, k in per.items()}, {**floors, **bounds}, v
+
+
 PARTS: dict[str, Callable[[dict[str, Any]], Parts]] = {
     "pipeline": _pipeline_parts,
     "throughput": _throughput_parts,
@@ -169,6 +178,7 @@ PARTS: dict[str, Callable[[dict[str, Any]], Parts]] = {
     "macaua": _macaua_parts,
     "strength": _strength_parts,
     "recovery": _recovery_parts,
+    "footprint": _footprint_parts,
 }
 
 
@@ -281,6 +291,11 @@ def _recovery(f: dict[str, Any], fl: dict[str, Any]) -> str:
     return f"moved again after a kill: {kills} (floor {_f(fl.get('floor_s'), '.2f')} s)"
 
 
+def _footprint(f: dict[str, Any], fl: dict[str, Any]) -> str:
+    per = ", ".join(f"{k.removesuffix('_kib')} {_f(v, '.1f')}" for k, v in f.items())
+    return f"KiB a game in play: {per}"
+
+
 HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
     "pipeline": _pipeline,
     "throughput": _throughput,
@@ -290,6 +305,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
     "macaua": _macaua,
     "strength": _strength,
     "recovery": _recovery,
+    "footprint": _footprint,
 }
 
 

@@ -117,6 +117,15 @@ def _result(name: str, sizes: dict[str, Any], settings: dict[str, Any], **data: 
 
 
 RESULTS: dict[str, dict[str, Any]] = {
+    "footprint": _result(
+        "footprint",
+        {"games": 1000},
+        {"mix": ["take5", "sixtysix", "papas"], "players": 2},
+        games_in_play=1000,
+        rss_idle_bytes={"gamemaster": 100_663_296, "relay": 99_614_720},
+        kib_per_game={"gamemaster": 3.456789, "relay": 0.5123},
+        target={"gamemaster_kib_per_game_at_most": 20.0, "verdict": "PASS"},
+    ),
     "recovery": _result(
         "recovery",
         {"tables": 12, "rounds": 1},
@@ -257,6 +266,9 @@ def test_the_kept_line_of_each_benchmark_is_compact_and_complete(
 
 
 def test_the_kept_lines_figures_and_floors(history: ModuleType) -> None:
+    footprint = history.summary(RESULTS["footprint"])
+    assert footprint["figures"] == {"gamemaster_kib": 3.457, "relay_kib": 0.5123}
+    assert footprint["floors"]["gamemaster_idle_mib"] == 96.0
     recovery = history.summary(RESULTS["recovery"])
     assert recovery["figures"] == {"gamemaster_s": 1.877, "relay_s": 0.01235}
     assert recovery["floors"] == {"floor_s": 0.1346, "recovery_at_most_s": 2.0}
@@ -317,6 +329,9 @@ def test_history_shows_each_run_with_its_sizes(history: ModuleType, tmp_path: Pa
         "== engine",
         "2026-11-26T23:59:01+0000  f876c920+  macaua 7819/s, papas 7819/s, sixtysix 7819/s,"
         " take5 7819/s  {seconds=3.0 wall=60.0 players=2 games=macaua,papas,sixtysix}",
+        "== footprint",
+        "2026-11-26T23:59:01+0000  f876c920+  KiB a game in play: gamemaster 3.5, relay 0.5"
+        "  [PASS]  {games=1000}",
         "== macaua",
         "2026-11-26T23:59:01+0000  f876c920+  game 2p 12.0x, rounds 2p 45.1x, library 2p 12.3x,"
         " game 4p 12.0x, rounds 4p 45.1x, library 4p 12.3x, game 6p 12.0x, rounds 6p 45.1x,"
