@@ -59,6 +59,7 @@ from typing import Any
 import asyncpg
 import sqlalchemy as sa
 from cardroom_eventstore import Append, EventStore, NewEvent
+from cardroom_eventstore.log import HISTORIES
 from cardroom_projector import project_events
 from cardroom_projector.service import checkpoint_name
 from cardroom_relay import event_payload
@@ -150,7 +151,7 @@ def _scan_chunk(games: list[str], done: list[int]) -> int:
     if pr._worker_db is None:
         raise RuntimeError("not in a worker process started by _start_worker")
     loop, conn = pr._worker_db
-    return len(loop.run_until_complete(conn.fetch(pr._HISTORY_SQL, games, done)))
+    return len(loop.run_until_complete(conn.fetch(HISTORIES.sql, games, done)))
 
 
 async def parallel_scan(store: EventStore) -> tuple[float, int, int]:
@@ -183,7 +184,7 @@ async def parallel_scan(store: EventStore) -> tuple[float, int, int]:
             try:
                 rows = 0
                 for games, done in chunks:
-                    rows += len(await conn.fetch(pr._HISTORY_SQL, games, done))
+                    rows += len(await conn.fetch(HISTORIES.sql, games, done))
             finally:
                 await conn.close()
             return time.perf_counter() - t0, rows, 0

@@ -39,13 +39,14 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from cardroom_eventstore.log import History, read_histories
+from cardroom_eventstore.readmodels import PROJECTOR_TABLES as PROJECTOR_TABLES
 
 if TYPE_CHECKING:
     from cardroom_eventstore import EventStore
     from cardroom_eventstore.readmodels import StoredNotification, StoredView
     from cardroom_projector import Entry
 
-PROJECTOR_TABLES = ("notifications", "views", "tables")
 
 #: Games per transaction at most, and events per transaction about (a chunk closes once it
 #: holds this many): chunks of like work keep the worker processes equally busy. Each chunk
@@ -54,61 +55,9 @@ PROJECTOR_TABLES = ("notifications", "views", "tables")
 CHUNK = 100
 CHUNK_EVENTS = 5000
 
-_LIVE_SQL = {
-    # the owed ones: an acknowledged row the acktracker's sweep has not deleted yet is not
-    # part of the model (nothing reads it); a repair deletes it with the rest
-    "notifications": (
-        "SELECT n.game_id, n.player_id, n.seq, n.version, CAST(n.payload AS text) AS payload"
-        " FROM notifications n JOIN pending_acks p ON p.stream_id = n.game_id"
-        " AND p.version = n.version AND p.player_id = n.player_id"
-        " WHERE n.game_id = ANY($1::text[])"
-    ),
-    "views": (
-        "SELECT game_id, player_id, version, CAST(view AS text) AS view,"
-        " CAST(actions AS text) AS actions, seq FROM views WHERE game_id = ANY($1::text[])"
-    ),
-    "tables": (
-        "SELECT game_id, game_type, status, CAST(summary AS text) AS summary, version"
-        " FROM tables WHERE game_id = ANY($1::text[])"  # not updated_at: when, not what
-    ),
-}
 _JSON_COLUMNS = frozenset({"payload", "view", "actions", "summary"})
 
-# Each game's events up to its checkpoint, one row per event with its JSON as text: a range
-# of the (stream_id, version) index per game (LATERAL; without its ORDER BY the planner
-# turns this into a join that scans the whole events table for every chunk). The rows of a
-# game come in version order; the fold sorts them anyway (one pass over rows in order)
-# rather than have PostgreSQL sort the whole chunk again. Building one JSON array per game
-# in PostgreSQL instead (json_agg) cost the server about twice the CPU of a raw scan of the
-# same rows, and on a small machine the server's CPU is the folds' (bench/README.md,
-# "Session 7").
-_HISTORY_SQL = """
-SELECT d.game, h.stream_type, h.version, h.type, h.data, h.sent_to
-FROM unnest(CAST($1 AS text[]), CAST($2 AS integer[])) AS d(game, done)
-CROSS JOIN LATERAL (
-  SELECT e.stream_type, e.version, e.type, CAST(e.data AS text) AS data,
-         CAST(e.metadata -> 'to' AS text) AS sent_to
-  FROM events e WHERE e.stream_id = d.game AND e.version <= d.done
-  ORDER BY e.version
-) AS h
-"""
-
 Rows = dict[str, dict[tuple[Any, ...], dict[str, Any]]]
-#: per game: its type and its events as (version, type, data as JSON, metadata.to as JSON)
-History = dict[str, tuple[str, list[tuple[int, str, str, str | None]]]]
-
-
-async def _read_history(conn: Any, games: list[str], done: dict[str, int]) -> History:
-    history: History = {}
-    for game, stream_type, version, type_, data, sent_to in await conn.fetch(
-        _HISTORY_SQL, games, [done[g] for g in games]
-    ):
-        if game not in history:
-            history[game] = (stream_type, [])
-        history[game][1].append((version, type_, data, sent_to))
-    return history
-
-
 # A worker process reads its chunks' events on a connection of its own: they are committed
 # and never change (each game's up to its checkpoint, which the parent holds locked), and
 # sending them from the parent through the pool's pipe (about 100 bytes of JSON per event)
@@ -131,11 +80,11 @@ def _start_worker(connect_args: dict[str, Any]) -> None:
     multiprocessing.util.Finalize(None, _close_worker, exitpriority=10)
 
 
-def _worker_history(games: list[str], done: dict[str, int]) -> History:
+def _worker_history(done: dict[str, int]) -> History:
     if _worker_db is None:
         raise RuntimeError("not in a worker process started by _start_worker")
     loop, conn = _worker_db
-    return loop.run_until_complete(_read_history(conn, games, done))
+    return loop.run_until_complete(read_histories(conn, done))
 
 
 def _close_worker() -> None:
@@ -173,8 +122,8 @@ class _Job:
     live_columns: dict[str, list[str]]
     owed: dict[str, set[tuple[int, str]]]  # per game, (version, player) still owed an ack
     done: dict[str, int]  # per game, its last version projected (its checkpoint)
-    # per game: its type and its events (:data:`_HISTORY_SQL`'s rows); None: the worker
-    # reads them itself
+    # per game: its type and its events (``read_histories``); None: the worker reads them
+    # itself
     history: History | None = None
 
 
@@ -317,7 +266,7 @@ def _fold(job: _Job) -> _Folded:
             live[row["game_id"]][table][_key(table, row)] = row
     read = job.history
     if read is None:
-        read = _worker_history(job.games, job.done)
+        read = _worker_history(job.done)
     history: dict[str, tuple[str, list[Entry]]] = {g: ("", []) for g in job.games}
     addressees: dict[str, list[str]] = {}  # a few distinct lists, read only: parsed once
     for game, (game_type, events) in read.items():
@@ -331,7 +280,7 @@ def _fold(job: _Job) -> _Folded:
                 if to is None:
                     to = addressees[sent_to] = _loads(sent_to)
             entries.append((version, data, to))
-        entries.sort(key=itemgetter(0))  # in order already (one pass): _HISTORY_SQL
+        entries.sort(key=itemgetter(0))  # in order already (one pass): read_histories
         history[game] = (game_type, entries)
     out = _Folded()
     for g in job.games:
@@ -375,20 +324,15 @@ async def rebuild_projector(
     replaced by the rebuilt ones only with ``repair``; a game whose rows are equal keeps them
     (they are what the rebuild would write).
     """
-    import sqlalchemy as sa
-    from cardroom_eventstore.schema import checkpoints
     from cardroom_projector.service import checkpoint_name
 
     began = time.perf_counter()
     report = ProjectorReport(tuple(tables))
     prefix = checkpoint_name("")
-    async with store.engine.connect() as conn:
-        query = sa.select(checkpoints.c.name, checkpoints.c.position).where(
-            checkpoints.c.name.startswith(prefix)
-        )
-        if game is not None:
-            query = query.where(checkpoints.c.name == checkpoint_name(game))
-        found = sorted((await conn.execute(query)).all())
+    if game is None:
+        found = await store.checkpoints(prefix)
+    else:
+        found = [c for c in await store.checkpoints(checkpoint_name(game)) if c[0] == prefix + game]
     chunks: list[list[str]] = []
     size = CHUNK_EVENTS  # a projector checkpoint is the game's version: its events
     for name, position in found:
@@ -451,15 +395,12 @@ async def _rebuild_chunk(
         live: dict[str, list[tuple[Any, ...]]] = {}
         columns: dict[str, list[str]] = {}
         for table in tables:
-            assert table in _LIVE_SQL, table  # a known name, safe in the statements below
-            records = await conn.fetch(_LIVE_SQL[table], games)
-            live[table] = [tuple(r) for r in records]
-            columns[table] = list(records[0].keys()) if records else []
+            columns[table], live[table] = await readmodels.live_rows(conn, table, games)
         owed = await readmodels.owed(conn, games)
         done = {g: tracking.positions[checkpoint_name(g)] for g in games}
         job = _Job(games, tables, repair, live, columns, owed, done)
         if executor is None:
-            job.history = await _read_history(conn, games, done)
+            job.history = await read_histories(conn, done)
             folded = fold(job)
         else:
             folded = await asyncio.get_running_loop().run_in_executor(executor, fold, job)
@@ -468,8 +409,5 @@ async def _rebuild_chunk(
         report.differences += folded.differences
         report.replaced += folded.replaced
         if folded.replace:
-            for table in tables:
-                await conn.execute(
-                    f"DELETE FROM {table} WHERE game_id = ANY($1::text[])", folded.replace
-                )
+            await readmodels.delete_games(conn, tables, folded.replace)
             await readmodels.write_batch(conn, folded.notes, folded.views, folded.summaries)

@@ -15,6 +15,7 @@ from analytics_support import AnalyticsRun
 from cardroom_analytics import read_events, rebuild
 from cardroom_analytics.schema import ratings
 from cardroom_eventstore import EventStore, readmodels
+from cardroom_eventstore import log as eventstore_log
 from support.stack import wait_until
 from typer.testing import CliRunner
 
@@ -217,8 +218,9 @@ async def test_rebuild_folds_events_read_in_any_order(
     """The rebuild reads a game's events without asking PostgreSQL to sort a whole chunk;
     rows that come in another order are put in version order before the fold, in this
     process and in the workers (which read on connections of their own)."""
-    shuffled = f"SELECT * FROM ({projector_rebuild._HISTORY_SQL}) AS h ORDER BY random()"
-    monkeypatch.setattr(projector_rebuild, "_HISTORY_SQL", shuffled)
+    histories = eventstore_log.HISTORIES
+    shuffled = f"SELECT * FROM ({histories.sql}) AS h ORDER BY random()"
+    monkeypatch.setattr(histories, "sql", shuffled)  # the same parameters
     monkeypatch.setattr(projector_rebuild, "CHUNK_EVENTS", 1)
     store = _store(cardroom)
     for workers in (0, 2):

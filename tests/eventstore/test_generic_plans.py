@@ -9,9 +9,8 @@ from types import ModuleType
 from typing import Any
 
 import asyncpg
-from cardroom_eventstore import EventStore, appends, gates, readmodels, tracking
+from cardroom_eventstore import EventStore, appends, deadlines, gates, log, readmodels, tracking
 from cardroom_eventstore.hot import GENERIC_PLANS, Statement
-from cardroom_gamemaster import deadlines
 
 # Every table a hot statement touches, big enough that a scan of one costs far more than an
 # index lookup (planned on statistics, so the table is analysed after it is filled).
@@ -91,6 +90,7 @@ _SAMPLE: dict[str, Any] = {
     "since": [10],
     "ack_timeout": 60.0,
     "key": "turn",
+    "upto": [10, 10],
 }
 _ARRAYS: dict[str, Any] = {
     "expected": [10, 10],
@@ -100,13 +100,26 @@ _ARRAYS: dict[str, Any] = {
     "data": ["{}", "{}"],
     "metadata": ["{}", "{}"],
 }
-_MODULES: tuple[ModuleType, ...] = (appends, gates, tracking, readmodels, deadlines)
-_STATEMENTS = [
-    (f"{module.__name__.rsplit('.', 1)[-1]}.{name}", value)
-    for module in _MODULES
-    for name, value in vars(module).items()
-    if isinstance(value, Statement)
-]
+_MODULES: tuple[ModuleType, ...] = (appends, log, gates, tracking, readmodels, deadlines)
+
+
+def _statements(module: ModuleType) -> list[tuple[str, Statement]]:
+    """The module's statements: its Statements, and those of its dicts of them."""
+    short = module.__name__.rsplit(".", 1)[-1]
+    found: list[tuple[str, Statement]] = []
+    for name, value in vars(module).items():
+        if isinstance(value, Statement):
+            found.append((f"{short}.{name}", value))
+        elif isinstance(value, dict):
+            found += [
+                (f"{short}.{name}[{key}]", v)
+                for key, v in value.items()
+                if isinstance(v, Statement)
+            ]
+    return found
+
+
+_STATEMENTS = [named for module in _MODULES for named in _statements(module)]
 # a sequential scan of a table (a CTE or a function's rows are scanned too; those are fine)
 _TABLES = (
     "streams|events|gates|pending_acks|commands|checkpoints|notifications|views|tables"
@@ -130,7 +143,13 @@ def _literal(value: Any) -> str:
 
 def test_every_hot_statement_is_checked() -> None:
     names = {name for name, _ in _STATEMENTS}
-    assert {"appends._APPEND_ONE", "gates._ACK_MANY", "deadlines._SYNC"} <= names
+    assert {
+        "appends._APPEND_ONE",
+        "gates._ACK_MANY",
+        "deadlines._WRITE",
+        "log.HISTORIES",
+        "readmodels._LIVE[views]",
+    } <= names
     assert len(names) >= 15
 
 

@@ -1,4 +1,9 @@
-"""The log: a stream's events, the global order, and waking up when an append commits."""
+"""The log: a stream's events, the global order, and waking up when an append commits.
+
+Positions may have gaps (rolled-back appends), but an event never becomes visible below a
+position already read (:mod:`.appends`), so a follower that reads "after the last position
+seen" skips none.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,12 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from .appends import NOTIFY_CHANNEL
+from .hot import Statement
 from .model import RecordedEvent
 from .schema import events, streams
 from .stats import STATS
@@ -26,6 +33,44 @@ _EVENT_COLUMNS = (
     events.c["metadata"],
     events.c.recorded_at,
 )
+
+#: Per game, each event up to a version (``:upto``, one per game of ``:games``) as one row,
+#: its JSON as text: a range of the (stream_id, version) index per game (LATERAL; without its
+#: ORDER BY the planner turns this into a join that scans the whole events table). A game's
+#: rows come in version order. Run on a connection of one's own by a rebuild's worker
+#: processes (``cardroom rebuild projector``), and by the floor of bench/bench_replay.py.
+HISTORIES = Statement(
+    """
+SELECT d.game, h.stream_type, h.version, h.type, h.data, h.sent_to
+FROM unnest(CAST(:games AS text[]), CAST(:upto AS integer[])) AS d(game, upto)
+CROSS JOIN LATERAL (
+  SELECT e.stream_type, e.version, e.type, CAST(e.data AS text) AS data,
+         CAST(e.metadata -> 'to' AS text) AS sent_to
+  FROM events e WHERE e.stream_id = d.game AND e.version <= d.upto
+  ORDER BY e.version
+) AS h
+"""
+)
+
+#: Per game: its type and its events as (version, type, data as JSON, metadata.to as JSON).
+History = dict[str, tuple[str, list[tuple[int, str, str, str | None]]]]
+
+
+async def read_histories(
+    conn: asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record],
+    upto: dict[str, int],
+) -> History:
+    """Each game's events up to ``upto[game]`` (:data:`HISTORIES`), in version order."""
+    games = list(upto)
+    history: History = {}
+    rows = await conn.fetch(
+        HISTORIES.sql, *HISTORIES.args({"games": games, "upto": [upto[g] for g in games]})
+    )
+    for game, stream_type, version, type_, data, sent_to in rows:
+        if game not in history:
+            history[game] = (stream_type, [])
+        history[game][1].append((version, type_, data, sent_to))
+    return history
 
 
 class Log:

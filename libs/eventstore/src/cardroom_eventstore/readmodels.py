@@ -278,6 +278,62 @@ async def delete_acknowledged(engine: AsyncEngine) -> int:
     return int(result.rowcount)
 
 
+# -- a rebuild's reads and deletes (``cardroom rebuild projector``, in its tracking transaction) --
+
+#: The read models a rebuild compares and replaces.
+PROJECTOR_TABLES = ("notifications", "views", "tables")
+
+# The live rows of some games, JSON as text. Notifications: the owed ones only (an
+# acknowledged row the acktracker's sweep has not deleted yet is not part of the model:
+# nothing reads it; a repair deletes it with the rest). Tables: not ``updated_at`` (when,
+# not what).
+_LIVE = {
+    "notifications": Statement(
+        """
+SELECT n.game_id, n.player_id, n.seq, n.version, CAST(n.payload AS text) AS payload
+FROM notifications n JOIN pending_acks p
+  ON p.stream_id = n.game_id AND p.version = n.version AND p.player_id = n.player_id
+WHERE n.game_id = ANY(CAST(:games AS text[]))
+"""
+    ),
+    "views": Statement(
+        """
+SELECT game_id, player_id, version, CAST(view AS text) AS view,
+       CAST(actions AS text) AS actions, seq
+FROM views WHERE game_id = ANY(CAST(:games AS text[]))
+"""
+    ),
+    "tables": Statement(
+        """
+SELECT game_id, game_type, status, CAST(summary AS text) AS summary, version
+FROM tables WHERE game_id = ANY(CAST(:games AS text[]))
+"""
+    ),
+}
+
+_DELETE = {
+    table: Statement(f"DELETE FROM {table} WHERE game_id = ANY(CAST(:games AS text[]))")
+    for table in PROJECTOR_TABLES
+}
+
+
+async def live_rows(
+    conn: PoolConnectionProxy[Record], table: str, games: Sequence[str]
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The rows of ``table`` (one of :data:`PROJECTOR_TABLES`) for ``games``: the column
+    names (none when there is no row) and the rows, JSON columns as text."""
+    records = await conn.fetch(_LIVE[table].sql, *_LIVE[table].args({"games": list(games)}))
+    return (list(records[0].keys()) if records else []), [tuple(r) for r in records]
+
+
+async def delete_games(
+    conn: PoolConnectionProxy[Record], tables: Sequence[str], games: Sequence[str]
+) -> None:
+    """Delete every row of ``games`` from ``tables`` (of :data:`PROJECTOR_TABLES`)."""
+    for table in tables:
+        await conn.execute(_DELETE[table].sql, *_DELETE[table].args({"games": list(games)}))
+
+
 # -- reads (sync, lobby, acks) ----------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from .appends import Appends
+from .deadlines import Deadlines
 from .gates import Gates
 from .hot import HotPool
 from .log import AppendListener, Log
@@ -78,6 +79,8 @@ class EventStore(Appends, Log, Gates, Checkpoints):
             name="relaxed",
         )
         self._appends_heard = AppendListener(self._listener_args)
+        #: The games' deadlines (the gamemaster's writes, the timers service's claims).
+        self.deadlines = Deadlines(self.relaxed, self._autocommit)
         _count_connections(engine)
 
     @classmethod

@@ -111,6 +111,16 @@ class Checkpoints:
             position = await conn.scalar(query)
         return 0 if position is None else int(position)
 
+    async def checkpoints(self, prefix: str) -> list[tuple[str, int]]:
+        """Every tracking record whose name starts with ``prefix``, by name."""
+        query = (
+            select(checkpoints.c.name, checkpoints.c.position)
+            .where(checkpoints.c.name.startswith(prefix, autoescape=True))
+            .order_by(checkpoints.c.name)
+        )
+        async with self._autocommit.connect() as conn:
+            return [(str(n), int(p)) for n, p in (await conn.execute(query)).all()]
+
     @asynccontextmanager
     async def tracking(self, name: str) -> AsyncIterator[Tracking]:
         """A transaction with the tracking record ``name`` locked; see :class:`Tracking`.

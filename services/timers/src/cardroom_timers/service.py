@@ -1,6 +1,7 @@
 """The timers service: fires the games' durable deadlines, once each.
 
-The gamemaster writes each game's deadlines after every append (tables of migration 0004):
+The gamemaster writes each game's deadlines after every append (tables of migration 0004,
+read and written through :mod:`cardroom_eventstore.deadlines`):
 ``deadlines`` (game, key, the version it belongs to, due_at, fired_at) and
 ``deadline_versions`` (the version they were evaluated for). This service
 
@@ -32,77 +33,19 @@ import contextlib
 import json
 import logging
 import math
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
+from cardroom_eventstore.deadlines import Due
 from cardroom_runtime.host import Service
 from faststream.nats import NatsMessage
-from sqlalchemy import text
 
 from .clock import Clock, SystemClock
 
 log = logging.getLogger("cardroom.timers")
 
 
-_CLAIM = text(
-    """
-UPDATE deadlines d SET claimed_until = CAST(:lease AS timestamptz)
-FROM (
-    SELECT game_id, key FROM deadlines
-    WHERE fired_at IS NULL AND due_at <= CAST(:now AS timestamptz)
-      AND (claimed_until IS NULL OR claimed_until <= CAST(:now AS timestamptz))
-    ORDER BY due_at
-    LIMIT CAST(:limit AS integer)
-    FOR UPDATE SKIP LOCKED
-) due
-WHERE d.game_id = due.game_id AND d.key = due.key
-RETURNING d.game_id, d.key, d.version, d.due_at
-"""
-)
-
-_NEXT = text(
-    """
-SELECT min(GREATEST(due_at, COALESCE(claimed_until, due_at))) FROM deadlines
-WHERE fired_at IS NULL
-"""
-)
-
-_FIRED = text(
-    """
-UPDATE deadlines SET fired_at = CAST(:now AS timestamptz), claimed_until = NULL
-WHERE game_id = CAST(:game AS text) AND key = CAST(:key AS text)
-  AND version = CAST(:version AS integer) AND fired_at IS NULL
-"""
-)
-
-_RETRY_AT = text(
-    """
-UPDATE deadlines SET claimed_until = CAST(:at AS timestamptz)
-WHERE game_id = CAST(:game AS text) AND key = CAST(:key AS text)
-  AND version = CAST(:version AS integer) AND fired_at IS NULL
-"""
-)
-
-_LAGGING = text(
-    """
-SELECT v.game_id FROM deadline_versions v JOIN streams s ON s.stream_id = v.game_id
-WHERE v.active AND s.version > v.version AND s.updated_at < CAST(:cutoff AS timestamptz)
-ORDER BY s.updated_at
-LIMIT CAST(:limit AS integer)
-"""
-)
-
-
 _RESULTS = frozenset({"fired", "nothing", "stale", "deferred", "unanswered", "refused"})
-
-
-@dataclass(frozen=True)
-class Due:
-    game: str
-    key: str
-    version: int
-    due_at: datetime | None = field(default=None, compare=False)
 
 
 class Timers(Service):
@@ -120,7 +63,6 @@ class Timers(Service):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._auto: Any = None
         self._wake = asyncio.Event()
         self._planned = math.inf  # when the loop looks next (epoch seconds)
         self._tasks: list[asyncio.Task[None]] = []
@@ -150,7 +92,6 @@ class Timers(Service):
         )(self.on_hint)
 
     async def start(self) -> None:
-        self._auto = self.store.engine.execution_options(isolation_level="AUTOCOMMIT")
         self._tasks = [
             asyncio.create_task(self._run(), name="timers"),
             asyncio.create_task(self._recover_loop(), name="timers-recover"),
@@ -192,19 +133,16 @@ class Timers(Service):
         ``now`` the next one is due (at most ``poll_seconds``)."""
         now = now or self.clock.now()
         lease = now + timedelta(seconds=self.lease_seconds)
-        async with self._auto.connect() as conn:
-            rows = (
-                await conn.execute(_CLAIM, {"now": now, "lease": lease, "limit": self.batch})
-            ).all()
-            if rows:
-                log.debug("%d deadline(s) due at %s", len(rows), now)
-            for game, key, version, due_at in rows:
-                task = asyncio.create_task(self._send(Due(game, key, version, due_at)))
-                self._sending.add(task)
-                task.add_done_callback(self._sending.discard)
-            if len(rows) == self.batch:
-                return 0.0
-            upcoming: datetime | None = await conn.scalar(_NEXT)
+        claimed = await self.store.deadlines.claim(now, lease, self.batch)
+        if claimed:
+            log.debug("%d deadline(s) due at %s", len(claimed), now)
+        for due in claimed:
+            task = asyncio.create_task(self._send(due))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+        if len(claimed) == self.batch:
+            return 0.0
+        upcoming = await self.store.deadlines.next_due()
         if upcoming is None:
             return self.poll_seconds
         return min(max((upcoming - now).total_seconds(), 0.0), self.poll_seconds)
@@ -239,15 +177,13 @@ class Timers(Service):
                 log.exception("recording the result of %s", due)
 
     async def _settle(self, due: Due, result: str) -> None:
-        params = {"game": due.game, "key": due.key, "version": due.version}
         if result == "deferred":
             tries = self._deferrals.get(due, 0) + 1
             if len(self._deferrals) > 10_000:
                 self._deferrals.clear()
             self._deferrals[due] = tries
             at = self.clock.now() + timedelta(seconds=min(0.05 * 2**tries, 2.0))
-            async with self._auto.connect() as conn:
-                await conn.execute(_RETRY_AT, {**params, "at": at})
+            await self.store.deadlines.retry_at(due, at)
             self._wake.set()  # look again at the new time
             return
         self._deferrals.pop(due, None)
@@ -255,8 +191,7 @@ class Timers(Service):
             if due.due_at is not None:
                 late = (self.clock.now() - due.due_at).total_seconds()
                 self._lateness.observe(max(late, 0.0))
-            async with self._auto.connect() as conn:
-                await conn.execute(_FIRED, {**params, "now": self.clock.now()})
+            await self.store.deadlines.mark_fired(due.game, due.key, due.version)
         # "stale": the gamemaster has re-written the game's deadlines already
 
     def _count(self, result: str) -> None:
@@ -281,10 +216,9 @@ class Timers(Service):
     async def recover(self) -> int:
         """Ask for a new evaluation of every game whose deadlines a crash left behind."""
         cutoff = self.clock.now() - timedelta(seconds=self.recover_grace)
-        async with self._auto.connect() as conn:
-            games = list(await conn.scalars(_LAGGING, {"cutoff": cutoff, "limit": self.batch}))
+        games = await self.store.deadlines.lagging(cutoff, self.batch)
         if games:
-            await asyncio.gather(*(self._reconcile(str(g)) for g in games))
+            await asyncio.gather(*(self._reconcile(g) for g in games))
         return len(games)
 
     async def _reconcile(self, game: str) -> None:
