@@ -24,6 +24,10 @@ each seat as the heuristic bot would, from what that seat knows in the sampled s
 with a low known hand, take a low discard top, keep a low drawn card, peek at unknown cards,
 swap the worst card for a lower known one.
 
+In the rollouts, each other player also stops a round, at the start of its turn, as often
+as this player has seen it stop when it could (who moves and who stops is told to all): a
+player that stops at random ends rounds early, and the playouts should know it.
+
 The bot (:class:`SixtySixSearchBot`) is the engine's paired search with a heuristic bot of
 its own as the prior: every candidate action is played out in every determinization, and
 the heuristic's choice stands unless another beats it clearly. The candidates leave out
@@ -99,6 +103,12 @@ class SixtySixDeterminizer:
         self.prompt: Message = {}  # the last message that listed this player's actions
         self.shown: tuple[int, ...] = ()  # (v1) the positions of this player's own claim
         self.own: Mapping[str, Any] = {}  # this player's last command (the search's choice)
+        # how often each other player stopped a round when it could (public: who moves, who
+        # stops), for the rollouts to play the others as they have played
+        self.turns: dict[int, int] = {}
+        self.stops: dict[int, int] = {}
+        self.active: int | None = None
+        self.stopped = False
 
     # -- what the notifications say -------------------------------------------------------
     def observe(self, message: Message) -> None:
@@ -107,7 +117,9 @@ class SixtySixDeterminizer:
             self.buried = [0] * len(DECK_COUNTS)
             top = message.get("discardedValue")
             self.top = top if isinstance(top, int) else None
+            self.stopped = False
             return
+        self._count_stops(message)
         if "actions" in message:
             self.prompt = message
         if kind == "ShowedIdenticalCards":
@@ -125,6 +137,36 @@ class SixtySixDeterminizer:
             # a claimed set: the cards of the set beyond the one discarded leave the game
             # (they were all of the discarded card's value)
             self.buried[self.top] += max(len(message.get("cardIndexes") or ()) - 1, 0)
+
+    def _count_stops(self, message: Message) -> None:
+        kind = message.get("type")
+        started: Any = None
+        if kind == "BoardUpdated" and "activePlayerIndex" in message:
+            started = message["activePlayerIndex"]  # (v2) a turn begins, told to everyone
+        elif kind == "NextTurn":
+            started = message.get("playerIndex")  # (v1) another player's turn begins
+        elif kind == "YourTurn":
+            self.active = None  # (v1) this player's own turn: its stops are not counted
+            return
+        if isinstance(started, int):
+            self.active = started
+            if not self.stopped:  # a turn in which it could have stopped
+                self.turns[started] = self.turns.get(started, 0) + 1
+            return
+        stopper: Any = None
+        if kind == "StopInitiated":
+            stopper = message.get("playerIndex")  # (v1)
+        elif kind == "BoardUpdated" and set(message) == {"type", "stopCounter"}:
+            stopper = self.active  # (v2) the player whose turn it is stopped
+        if kind == "InitiatedStop" or stopper is not None:
+            self.stopped = True
+        if isinstance(stopper, int):
+            self.stops[stopper] = self.stops.get(stopper, 0) + 1
+
+    def stop_rate(self, seat: int) -> float:
+        """How often ``seat`` stopped a round when it could, as this player saw (a prior of
+        one stop in ten turns while it has seen few)."""
+        return (self.stops.get(seat, 0) + 0.3) / (self.turns.get(seat, 0) + 3.0)
 
     def chose(self, command: Mapping[str, Any]) -> None:
         self.own = command
@@ -370,9 +412,22 @@ class SixtySixSearchBot(GuidedSearchBot[State]):
             SixtySixDeterminizer(player),
             HeuristicBot(player),
             iterations=iterations,
-            rollout=rollout,
             confidence=1.0,
         )
+        self.rollout = self._rollout
+
+    def _rollout(
+        self, state: State, player: str, actions: list[dict[str, Any]], rng: random.Random
+    ) -> dict[str, Any]:
+        """:func:`rollout`, but another player stops a round as often as it was seen to."""
+        if (
+            player != self.player
+            and state.phase == READY
+            and state.stopper is None
+            and rng.random() < self.determinizer.stop_rate(state.seats.index(player))
+        ):
+            return {"type": m.STOP_ROUND}
+        return rollout(state, player, actions, rng)
 
     def choose(
         self, view: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], rng: random.Random
