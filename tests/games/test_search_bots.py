@@ -170,6 +170,25 @@ def test_the_66_determinizer_counts_every_unseen_card_exactly() -> None:
     assert checked >= 20
 
 
+@pytest.mark.parametrize("protocol", ["v1", "v2"])
+def test_the_66_stop_counts_are_the_stops_the_others_made(protocol: str) -> None:
+    """The rollouts play the others stopping as often as they were seen to: the counts come
+    from the notifications and are the true stops of every other player."""
+    rules = registry.get("sixtysix")
+    kinds = {"a": "heuristic", "b": "random", "c": "heuristic"}
+    local = play(
+        rules, SEATS, random.Random(3), {"protocol": protocol}, choose=bots_chooser(rules, kinds)
+    )
+    d = SixtySixDeterminizer("a")
+    for message in local.seen_by("a"):
+        d.observe(message)
+    stops = Counter(s.event["player"] for s in local.steps if s.event["type"] == "round_stopped")
+    assert sum(stops.values()) > 0
+    assert d.stops == {seat: n for seat, n in stops.items() if seat != 0}
+    assert all(d.turns.get(seat, 0) >= n for seat, n in d.stops.items())
+    assert d.stop_rate(1) > d.stop_rate(2)  # the random player stops far more often
+
+
 # -- Macaua ---------------------------------------------------------------------------------
 
 MACAUA_CONFIG = {"shuffle_proof": "rounds", "shuffle_rounds": 0, "hand_size": 4, "max_turns": 60}
