@@ -96,8 +96,10 @@ def measure(name: str, logs: list[str], k: int, seats: list[str]) -> dict[str, f
     base, _ = tracemalloc.get_traced_memory()
     lobby_cache: OrderedDict[str, Any] = OrderedDict()
     table = Table(game)
+    # a game that binds seats to verify keys (Macaua) is created with one: a key of its bot's
+    key = getattr(game.bots["random"](seats[0]), "verify_key", None) if game.bots else None
     for i in range(200):
-        created = table.create(f"l{i}", seats[0], {}, seats=len(seats))
+        created = table.create(f"l{i}", seats[0], {}, seats=len(seats), key=key)
         lobby_cache[f"l{i}"] = Loaded(table, table.replay(json.loads(json.dumps(created))))
     now, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -73,6 +73,11 @@ class WireError(Exception):
     def body(self) -> ErrorBody:
         return ErrorBody(code=self.code, message=self.message)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled (a worker process's error) as its two fields: the default would rebuild it
+        # from ``args``, which hold the message only
+        return (type(self), (self.code, self.message))
+
 
 def ok(**fields: Any) -> dict[str, Any]:
     return {"ok": True, **fields}
