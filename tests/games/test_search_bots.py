@@ -33,6 +33,7 @@ from cardroom_engine.search import SearchBot
 from cardroom_engine.simulate import LocalGame, bots_chooser, new_game, play
 from cardroom_games.macaua import GAME as MACAUA
 from cardroom_games.macaua import HeuristicBot as MacauaHeuristic
+from cardroom_games.macaua import legal_first
 from cardroom_games.macaua.search import (
     MODEL,
     MacauaDeterminizer,
@@ -294,6 +295,27 @@ def test_macaua_determinizations_agree_with_what_the_player_knows() -> None:
             assert Counter(everything) + Counter(sample.discard) == Counter(MACAUA_CARDS)
             hidden.add(sample.hands[1:])
         assert len(hidden) > 1
+
+
+def test_a_macaua_draw_says_the_drawer_held_nothing_it_could_play() -> None:
+    """Read from the public moves: an opponent who drew on a 7 of hearts held no heart, no 7,
+    no Ace and no Joker; the cards it kept from then (its count less what it was dealt
+    since) are dealt from those that could not be played."""
+    truth, player = _model_position(1)
+    top = truth.discard[-1]
+    d = MacauaDeterminizer(player)
+    d.observe({"type": "MacauaUpdate", "event": "reveal", "top": top})
+    d.observe({"type": "MacauaUpdate", "event": "draw", "player": "b", "count": 1})
+    d.observe({"type": "MacauaUpdate", "event": "draw_assigned", "player": "b", "count": 1})
+    known = plain_of(truth, player)
+    for k in range(20):
+        sample = d.sample(known, player, random.Random(k))
+        assert plain_of(sample, player) == known
+        unplayable = [c for c in sample.hands[1] if not legal_first(c, top, None, 0)]
+        assert len(unplayable) >= len(truth.hands[1]) - 1
+    # a player who has not drawn is dealt anything
+    free = [d.sample(known, player, random.Random(k)).hands[2] for k in range(20)]
+    assert any(legal_first(c, top, None, 0) for hand in free for c in hand)
 
 
 def test_the_macaua_choice_is_the_same_in_model_states_the_player_cannot_tell_apart() -> None:

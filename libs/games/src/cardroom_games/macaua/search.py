@@ -241,14 +241,51 @@ def plain_view(v: Mapping[str, Any], player: str, hand: Sequence[str]) -> dict[s
     }
 
 
+class Lacking(NamedTuple):
+    """What a player's draw said about its hand: it held no card to play on ``top`` (with
+    ``declared`` and ``challenge``), and has been dealt ``since`` cards after it."""
+
+    top: str
+    declared: str | None
+    challenge: int
+    since: int = 0
+
+
 class MacauaDeterminizer:
-    """Model states consistent with a player's :func:`plain_view` (it needs nothing else)."""
+    """Model states consistent with a player's :func:`plain_view` and the public moves its
+    notifications told it.
+
+    A player who draws instead of playing is taken to have held nothing it could play (as
+    the heuristic bot plays): of its cards, those it still holds from before that draw (at
+    least its count less the cards dealt to it since) are dealt from the cards that could
+    not be played then. This reads only the public moves (who drew, what was played, the
+    top); it is a guess about how the others play, not a secret."""
 
     def __init__(self, player: str) -> None:
         self.player = player
+        self.top: str | None = None
+        self.declared: str | None = None
+        self.challenge = 0
+        self.lacking: dict[str, Lacking] = {}
 
     def observe(self, message: Message) -> None:
-        return None  # the plain view holds all a player knows now (the discard pile is public)
+        event = message.get("event")
+        player = message.get("player")
+        if event == "reveal" and "top" in message:
+            self.top, self.declared, self.challenge = str(message["top"]), None, 0
+        elif event == "played":
+            cards = [str(c) for c in message.get("cards") or ()]
+            if cards:
+                self.top = cards[-1]
+                self.declared = message.get("suit") if rank(cards[0]) == "A" else None
+            self.challenge = int(message.get("challenge") or 0)
+        elif event == "draw" and isinstance(player, str):
+            if player != self.player and self.top is not None:
+                self.lacking[player] = Lacking(self.top, self.declared, self.challenge)
+            self.challenge = 0
+        elif event == "draw_assigned" and isinstance(player, str) and player in self.lacking:
+            was = self.lacking[player]
+            self.lacking[player] = was._replace(since=was.since + int(message.get("count") or 0))
 
     def sample(self, view: Mapping[str, Any], player: str, rng: random.Random) -> Plain:
         seats = tuple(str(s) for s in view["seats"])
@@ -266,8 +303,27 @@ class MacauaDeterminizer:
                 hands.append(hand)
                 continue
             need = int(counts.get(p, 0))
-            hands.append(tuple(pool[:need]))
-            pool = pool[need:]
+            dealt: list[str] = []
+            lacking = self.lacking.get(p)
+            if lacking is not None:  # its cards from before its draw could not be played
+                old = max(need - lacking.since, 0)
+                unplayable = [
+                    c
+                    for c in pool
+                    if not legal_first(c, lacking.top, lacking.declared, lacking.challenge)
+                ][:old]
+                dealt += unplayable
+                taken = Counter(unplayable)
+                rest = []
+                for c in pool:
+                    if taken[c] > 0:
+                        taken[c] -= 1
+                    else:
+                        rest.append(c)
+                pool = rest
+            more = need - len(dealt)
+            hands.append(tuple(dealt + pool[:more]))
+            pool = pool[more:]
         turn = view.get("turn")
         return Plain(
             seats=seats,
