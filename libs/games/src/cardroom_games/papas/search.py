@@ -166,7 +166,7 @@ class PapasSearchBot(GuidedSearchBot[State]):
     """The engine's paired search with the heuristic bot's choice as its prior (a heuristic
     bot of its own, fed the same notifications)."""
 
-    def __init__(self, player: str, iterations: int = 240) -> None:
+    def __init__(self, player: str, iterations: int = 120) -> None:
         super().__init__(
             player,
             _RULES,
@@ -177,6 +177,6 @@ class PapasSearchBot(GuidedSearchBot[State]):
         )
 
 
-def search_bot(player: str, iterations: int = 240) -> PapasSearchBot:
+def search_bot(player: str, iterations: int = 120) -> PapasSearchBot:
     """The papas search bot for ``player`` (the registry's ``"search"`` kind)."""
     return PapasSearchBot(player, iterations=iterations)
