@@ -13,6 +13,10 @@ A playout runs about two turns of the table (``HORIZON`` events) or to the end; 
 for the player is where its golden potatoes gained rank among everyone's, and by how much,
 with a win worth the most. The rollouts play as the heuristic bot would, each seat from its
 own view of the sampled state.
+
+The bot (:class:`PapasSearchBot`) is the engine's paired search with a heuristic bot of its
+own as the prior: every action is played out in every determinization, on the same random
+numbers, and the heuristic's choice stands unless another beats it clearly.
 """
 
 from __future__ import annotations
