@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from alembic.config import Config
 from cardroom_eventstore import EventStore
 from sqlalchemy import make_url, pool, text
 from sqlalchemy.ext.asyncio import create_async_engine
+
+StoreContext = AbstractAsyncContextManager[EventStore]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,23 +39,54 @@ async def run_sql(url: str, *statements: str) -> None:
         await engine.dispose()
 
 
+@asynccontextmanager
+async def empty_database(admin_url: str) -> AsyncIterator[str]:
+    """A freshly created, empty database, dropped (WITH FORCE) afterwards."""
+    name = f"cardroom_es_{uuid.uuid4().hex}"
+    await run_sql(admin_url, f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        await run_sql(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+async def migrate(url: str) -> None:
+    """Migrate the database to head with Alembic."""
+    await asyncio.to_thread(command.upgrade, alembic_config(url), "head")
+
+
 @pytest.fixture
 async def es_empty_database_url(database_admin_url: str) -> AsyncIterator[str]:
     """A freshly created, empty database, dropped (WITH FORCE) after the test."""
-    name = f"cardroom_es_{uuid.uuid4().hex}"
-    await run_sql(database_admin_url, f'CREATE DATABASE "{name}"')
-    try:
-        url = make_url(database_admin_url).set(database=name)
-        yield url.render_as_string(hide_password=False)
-    finally:
-        await run_sql(database_admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    async with empty_database(database_admin_url) as url:
+        yield url
 
 
 @pytest.fixture
 async def es_database_url(es_empty_database_url: str) -> str:
     """A fresh database migrated to head with Alembic."""
-    await asyncio.to_thread(command.upgrade, alembic_config(es_empty_database_url), "head")
+    await migrate(es_empty_database_url)
     return es_empty_database_url
+
+
+@pytest.fixture
+def es_fresh_store(
+    database_admin_url: str,
+) -> Callable[[], AbstractAsyncContextManager[EventStore]]:
+    """An EventStore on a fresh migrated database of its own, for a fixture to open when it
+    needs one (the contract tests' PostgreSQL side)."""
+
+    @asynccontextmanager
+    async def fresh() -> AsyncIterator[EventStore]:
+        async with empty_database(database_admin_url) as url:
+            await migrate(url)
+            store = await EventStore.connect(url)
+            try:
+                yield store
+            finally:
+                await store.close()
+
+    return fresh
 
 
 @pytest.fixture

@@ -114,18 +114,6 @@ async def test_refused_acks_change_nothing(store: EventStore) -> None:
     assert await gate_rows(store, "g") == [(2, 0, True, True)]
 
 
-async def test_a_release_says_whether_the_game_is_open(store: EventStore) -> None:
-    """``open``: no gating ack at all is owed once the gate is released (an older gate that
-    still waits, such as one a presence change was appended over, keeps the game closed)."""
-    await store.append(Append("g", "take5", 0, [ev("a", "b")]))
-    await store.append(Append("g", "take5", 1, [ev("c")]))
-    assert await store.ack("g", 2, "c") == AckResult(accepted=True, released_gate=2, open=False)
-    assert not await store.gate_open("g")
-    assert await store.ack("g", 1, "a") == AckResult(accepted=True)
-    assert await store.ack("g", 1, "b") == AckResult(accepted=True, released_gate=1, open=True)
-    assert await store.gate_open("g")
-
-
 async def test_concurrent_acks_and_excuses_release_exactly_once(es_database_url: str) -> None:
     store = await EventStore.connect(es_database_url, pool_size=30, max_overflow=0)
     try:
@@ -156,76 +144,6 @@ async def test_concurrent_acks_and_excuses_release_exactly_once(es_database_url:
             assert await store.gate_open("g")
     finally:
         await store.close()
-
-
-async def test_excused_acks_stay_owed_but_hold_no_gate(store: EventStore) -> None:
-    await store.append(Append("g", "take5", 0, [ev("a", "away"), ev("away")]))
-    await store.append(Append("g", "take5", 2, [ev("a", "away")]))
-    assert await store.debtors("g") == {"a", "away"}
-    assert await store.debtors("g", gate=2) == {"a", "away"}
-    assert await store.ack("g", 1, "a") == AckResult(accepted=True)
-    # the first gate waits only for the away player: excusing them releases it, once
-    assert await store.excuse("g", ["away"]) == [2]
-    assert await store.excuse("g", ["away"]) == []
-    assert await store.debtors("g") == {"a"}
-    assert not await store.gate_open("g")  # gate 3 still waits for a
-    # what the away player missed is still owed to them, so their sync lists it
-    assert await store.pending_for_player("g", "away") == [1, 2, 3]
-    # (the away player's acks are still owed, but hold nothing: the game is open)
-    assert await store.ack("g", 3, "a") == AckResult(accepted=True, released_gate=3, open=True)
-    assert await store.gate_open("g")
-    # back, they acknowledge what they missed: owed while away (so they are back), that
-    # counts no gate down a second time
-    for version in (1, 2, 3):
-        assert await store.ack("g", version, "away") == AckResult(accepted=True, away=True)
-    assert await store.pending_for_player("g", "away") == []
-    assert await gate_rows(store, "g") == [(2, 0, True, False), (3, 0, True, False)]
-    assert await store.excuse("g", []) == []
-
-
-async def test_acks_in_one_batch_answer_as_one_after_the_other(store: EventStore) -> None:
-    """ack_many: the results of acks made one by one in that order, in one statement (but
-    ``open`` as of the batch's commit)."""
-    await store.append(Append("g", "take5", 0, [ev("a", "b")]))
-    await store.append(Append("g", "take5", 1, [ev("c")]))
-    await store.append(Append("h", "take5", 0, [ev("a")]))
-    acks = [
-        ("g", 2, "c"),  # releases gate 2; gate 1 waits, but is opened by the same batch
-        ("g", 1, "a"),
-        ("g", 1, "a"),  # the same again: refused (acknowledged just before)
-        ("g", 1, "zed"),  # not an addressee
-        ("h", 1, "a"),  # releases h's only gate: open
-        ("g", 1, "b"),  # releases gate 1: nothing else held, open
-        ("nope", 1, "a"),  # unknown stream
-    ]
-    assert await store.ack_many(acks) == [
-        AckResult(accepted=True, released_gate=2, open=True),
-        AckResult(accepted=True),
-        AckResult(accepted=False),
-        AckResult(accepted=False),
-        AckResult(accepted=True, released_gate=1, open=True),
-        AckResult(accepted=True, released_gate=1, open=True),
-        AckResult(accepted=False),
-    ]
-    assert await store.pending("g") == {}
-    assert await store.gate_open("g")
-    assert await store.gate_open("h")
-    assert sorted(await store.unhandled_releases()) == [("g", 1), ("g", 2), ("h", 1)]
-    assert await store.ack_many([]) == []
-    # an ack owed while away (excused: it holds nothing) says so
-    await store.append(Append("m", "take5", 0, [ev("a", "away")]))
-    assert await store.excuse("m", ["away"]) == []
-    assert await store.ack_many([("m", 1, "away"), ("m", 1, "a")]) == [
-        AckResult(accepted=True, away=True),
-        AckResult(accepted=True, released_gate=1, open=True),
-    ]
-    # a release while an older gate still waits is not open
-    await store.append(Append("k", "take5", 0, [ev("a", "b")]))
-    await store.append(Append("k", "take5", 1, [ev("c")]))
-    assert await store.ack_many([("k", 2, "c"), ("k", 1, "a")]) == [
-        AckResult(accepted=True, released_gate=2, open=False),
-        AckResult(accepted=True),
-    ]
 
 
 async def test_concurrent_ack_batches_release_exactly_once(es_database_url: str) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -301,6 +301,38 @@ def recorded(batch: Append, rows: Sequence[asyncpg.Record]) -> list[RecordedEven
     ]
 
 
+def refusal(batch: Append, stream: tuple[int, str] | None) -> EventStoreError:
+    """Why ``batch`` was not written, its stream being at ``(version, type)`` (None: there is
+    no such stream): another version, or another type of stream."""
+    actual = 0 if stream is None else stream[0]
+    if stream is not None and actual == batch.expected_version and stream[1] != batch.stream_type:
+        return EventStoreError(
+            f"stream {batch.stream_id!r} is a {stream[1]!r} stream, not {batch.stream_type!r}"
+        )
+    return ConcurrencyError(batch.stream_id, batch.expected_version, actual)
+
+
+async def one_by_one(
+    append: Callable[[Append], Awaitable[list[RecordedEvent]]], batches: Sequence[Append]
+) -> list[list[RecordedEvent] | EventStoreError]:
+    """Each batch appended on its own by ``append``; result i is batch i's events or its
+    error. One that fails for any reason but the database being unreachable fails alone,
+    with an EventStoreError caused by what it met; an unreachable database raises."""
+    results: list[list[RecordedEvent] | EventStoreError] = []
+    for batch in batches:
+        try:
+            results.append(await append(batch))
+        except EventStoreError as error:
+            results.append(error)
+        except Exception as exc:
+            if unreachable(exc):
+                raise
+            refused = EventStoreError(f"event not appended: {type(exc).__name__}")
+            refused.__cause__ = exc
+            results.append(refused)
+    return results
+
+
 class Appends:
     """The appending part of :class:`~cardroom_eventstore.EventStore`."""
 
@@ -425,19 +457,7 @@ class Appends:
         database refuses, say) fails alone, with an EventStoreError caused by what it met;
         an unreachable database raises.
         """
-        results: list[list[RecordedEvent] | EventStoreError] = []
-        for batch in batches:
-            try:
-                results.append(await self.append(batch))
-            except EventStoreError as error:
-                results.append(error)
-            except Exception as exc:
-                if unreachable(exc):
-                    raise
-                refused = EventStoreError(f"event not appended: {type(exc).__name__}")
-                refused.__cause__ = exc
-                results.append(refused)
-        return results
+        return await one_by_one(self.append, batches)
 
     async def _conflict(self, conn: AsyncConnection, batch: Append) -> EventStoreError:
         row = (
@@ -447,17 +467,7 @@ class Appends:
                 )
             )
         ).one_or_none()
-        actual = 0 if row is None else int(row.version)
-        if (
-            row is not None
-            and actual == batch.expected_version
-            and row.stream_type != batch.stream_type
-        ):
-            return EventStoreError(
-                f"stream {batch.stream_id!r} is a {row.stream_type!r} stream, "
-                f"not {batch.stream_type!r}"
-            )
-        return ConcurrencyError(batch.stream_id, batch.expected_version, actual)
+        return refusal(batch, None if row is None else (int(row.version), str(row.stream_type)))
 
     async def command_reply(self, stream_id: str, command_id: str) -> dict[str, Any] | None:
         """The reply recorded with the command id ({} if none was given), None if unseen."""
