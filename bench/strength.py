@@ -5,10 +5,12 @@ For each game with a search bot, the search, heuristic and random bots play
 database and subject root on the servers the tests use), exactly as ``cardroom tournament``
 plays them; the ratings are analytics' (openskill Plackett-Luce). The order is shown when
 each kind's mu is above the next one's by more than twice their combined sigma
-("separated"). The search bot's time per move at its default strength is printed beside.
+("separated"). The search bot's time per decision (a choice among two actions or more) at
+its default strength, timed in memory games of search bots, is printed beside.
 
-Run: ``make strength`` (``BENCH_STRENGTH_GAMES``, default 60; ``BENCH_STRENGTH_GAMES_ONLY``:
-a comma-separated subset of games).
+Run: ``make strength`` (``BENCH_STRENGTH_GAMES``, default 60, or per game
+``BENCH_STRENGTH_GAMES_<GAME>``, e.g. ``BENCH_STRENGTH_GAMES_PAPAS``;
+``BENCH_STRENGTH_GAMES_ONLY``: a comma-separated subset of games).
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ from common import (
 TOURNAMENTS: list[tuple[str, list[str], dict[str, Any]]] = [
     ("take5", ["search", "heuristic", "random"], {"win_score": 66}),
     ("papas", ["search", "heuristic", "random"], {}),
+    ("sixtysix", ["search", "heuristic", "random"], {}),
+    # a new table's shuffle proof (the argument); a game that has not ended after 400 turns
+    # is undecided (a tie), so no game runs for ever
+    ("macaua", ["search", "heuristic", "random"], {"max_turns": 400}),
 ]
 
 
@@ -40,8 +46,18 @@ def separated(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return float(a["mu"]) - float(b["mu"]) > 2 * math.hypot(float(a["sigma"]), float(b["sigma"]))
 
 
-async def move_time(game: str) -> float:
-    """Seconds per choice of the search bot at its default strength (in-memory games)."""
+def _searcher(bot: Any) -> Any:
+    """What searches in a bot: the bot itself, or (Macaua, whose moves are built around the
+    search) its ``search``."""
+    from cardroom_engine.search import SearchBot
+
+    inner = getattr(bot, "search", None)
+    return inner if isinstance(inner, SearchBot) else bot
+
+
+def move_time(game: str, config: dict[str, Any]) -> tuple[float, int]:
+    """Seconds per decision of the search bot at its default strength (a choice among two
+    actions or more; in-memory games of search bots only), and how many were timed."""
     import random
 
     from cardroom_engine import registry
@@ -52,8 +68,9 @@ async def move_time(game: str) -> float:
     spent = 0.0
     choices = 0
 
-    for p, bot in made.items():
-        inner = bot.choose
+    for bot in made.values():
+        searcher = _searcher(bot)
+        inner = searcher.choose
 
         def timed(view: Any, actions: Any, rng: Any, inner: Any = inner) -> Any:
             nonlocal spent, choices
@@ -61,14 +78,15 @@ async def move_time(game: str) -> float:
             try:
                 return inner(view, actions, rng)
             finally:
-                spent += time.perf_counter() - t0
-                choices += 1
+                if len(actions) > 1:
+                    spent += time.perf_counter() - t0
+                    choices += 1
 
-        bot.choose = timed  # type: ignore[method-assign]
-        made[p] = bot
+        searcher.choose = timed
+    keys = {p: k for p, b in made.items() if isinstance(k := getattr(b, "verify_key", None), str)}
     chooser = bots_chooser(rules, dict.fromkeys(made, "search"), made)
-    await asyncio.to_thread(play, rules, list(made), random.Random(1), None, chooser)
-    return spent / max(choices, 1)
+    play(rules, list(made), random.Random(1), config, chooser, keys=keys or None)
+    return spent / max(choices, 1), choices
 
 
 async def main() -> None:
@@ -98,21 +116,24 @@ async def main() -> None:
             for game, kinds, config in TOURNAMENTS:
                 if game not in only:
                     continue
+                count = env_int(f"BENCH_STRENGTH_GAMES_{game.upper()}", games)
+                report.sizes[f"games_{game}"] = count
                 result = await run_tournament(
                     services.nats_url,
                     root,
                     game,
                     kinds,
-                    games,
+                    count,
                     concurrency=4,
                     config=config,
                     timeout=600,
                 )
-                per_move = await move_time(game)
+                per_move, timed = await asyncio.to_thread(move_time, game, config)
                 ratings = {r["kind"]: r for r in result.leaderboard["ratings"]}
                 report.line(
                     f"\n{game}: {len(result.games)} games ({result.failed} failed) in "
-                    f"{result.seconds:.0f} s; search bot {per_move * 1000:.0f} ms a move"
+                    f"{result.seconds:.0f} s; search bot {per_move * 1000:.0f} ms a decision "
+                    f"({timed} timed in memory)"
                 )
                 report.line(f"{'kind':<10} {'mu':>7} {'sigma':>6} {'wins':>5} {'avg rank':>9}")
                 for kind in kinds:
@@ -143,6 +164,16 @@ async def main() -> None:
                 )
         finally:
             await host.stop()
+    report.line("\nsummary (mu +- sigma per kind; ms per decision of the search bot)")
+    for row in rows:
+        figures = ", ".join(
+            f"{k} {r['mu']:.1f}+-{r['sigma']:.1f}" for k, r in row["ratings"].items()
+        )
+        verdict = "separated" if all(row["separated"]) else "NOT all separated"
+        report.line(
+            f"  {row['game']}: {row['games']} games: {figures}: {verdict}; "
+            f"{row['search_move_s'] * 1000:.0f} ms"
+        )
     report.data = {"results": rows}
     report.write()
 
