@@ -1,10 +1,10 @@
 """Raw asyncpg for the statements every command and every ack runs.
 
-A statement through SQLAlchemy's async engine costs about 0.3 ms of Python here against
-0.13 ms on a bare asyncpg connection (bench/README.md, "what the profile showed"); the
-commands, gate checks and acks of every game pay it several times per transition. These few
-statements therefore run on a small asyncpg pool of their own, written once as SQL with named
-parameters (``:name``, as SQLAlchemy's ``text``) and converted to asyncpg's ``$n``.
+A statement through SQLAlchemy's async engine costs about twice the Python time of one on a
+bare asyncpg connection (bench/README.md has the figures), and the commands, gate checks and
+acks of every game pay it several times per transition. These statements therefore run on
+small asyncpg pools of their own, written as SQL with named parameters (``:name``, as
+SQLAlchemy's ``text``) and converted to asyncpg's ``$n``.
 
 The pool does not reset a connection when it is returned (asyncpg's default costs a round
 trip per use): these statements run outside transactions and set no session state.
@@ -13,11 +13,10 @@ Its connections use generic plans (``plan_cache_mode = force_generic_plan``). as
 every statement once per connection, but PostgreSQL's default then plans each execution
 afresh whenever the generic plan's estimate looks worse than the custom plans of the first
 five executions, which is always so for these statements: their arrays (``unnest`` of the
-batch) and CTEs make the generic estimate pessimistic. Planning the batch of acks took 0.4 ms
-of each 0.9-1.2 ms execution (a fresh plan of the append costs 0.5 ms). Every statement here is a
-lookup by key (the primary keys of streams, gates, pending acks, commands, checkpoints,
-views); their generic plans use those indexes on a large database too, which
-``tests/eventstore/test_generic_plans.py`` checks.
+batch) and CTEs make the generic estimate pessimistic, and planning costs about as much as
+executing. Every statement here is a lookup by key (the primary keys of streams, gates,
+pending acks, commands, checkpoints, views, deadlines); their generic plans use those indexes
+on a large database too, which ``tests/eventstore/test_generic_plans.py`` checks.
 """
 
 from __future__ import annotations
@@ -103,8 +102,8 @@ class HotPool:
 
     A statement that meets a connection whose protocol state is broken runs once more on
     another: asyncpg raises ``InternalClientError`` ("cannot switch to state ...; another
-    operation is in progress") before anything is sent (seen once while NATS restarted under
-    load, answering a command ``internal`` and stalling its game), so the retry is safe.
+    operation is in progress") before anything is sent, so the retry is safe (answering a
+    command ``internal`` instead would stall its game).
     """
 
     def __init__(self, connect_args: Mapping[str, Any], max_size: int, name: str = "hot") -> None:
@@ -182,8 +181,8 @@ class Batcher(Generic[T, R]):
     fail the same way); so does every item still waiting after one of them met it alone.
 
     An item submitted while nothing is being written is written at once by its own task, a
-    batch of one: handing it to the batch task and back cost two task switches on every
-    command of a quiet room (the latency path). Items that arrive meanwhile wait for it and
+    batch of one: handing it to the batch task and back would cost two task switches on
+    every command of a quiet room (the latency path). Items that arrive meanwhile wait for it and
     go together in the next batch, as ever: one statement in flight at a time (two would
     halve the batches under load, and double the statements).
     """

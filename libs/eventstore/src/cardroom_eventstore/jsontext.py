@@ -10,8 +10,8 @@ import orjson
 
 
 def json_text(value: Any) -> str:
-    """orjson, several times faster than the standard library (whose encoder took 10-20% of
-    the services' CPU); what orjson refuses (integers beyond 64 bits) as before."""
+    """orjson, several times faster than the standard library; what orjson refuses
+    (integers beyond 64 bits) through the standard library."""
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:
