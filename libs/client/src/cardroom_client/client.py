@@ -85,6 +85,12 @@ TRANSIENT = frozenset({ErrorCode.UNAVAILABLE, ErrorCode.RATE_LIMITED})
 """Refusals of any request that say only "not now": nobody answers, or this player sends
 faster than the service takes. The request changed nothing; the SDK sends it again, slower."""
 
+FIRST_ATTEMPT = 1.0
+"""Seconds an idempotent request waits for its reply before it is sent again (then twice as
+long each time, within the client's timeout). Every service answers in milliseconds; the
+slowest command (a Macaua shuffle's proof checked on a busy machine) takes well under it,
+and one that does is answered from its recorded reply the second time."""
+
 RETRY_LATER = TRANSIENT | {ErrorCode.AWAITING_ACKS, ErrorCode.CONFLICT}
 """Refusals that change nothing and may pass if the same command is sent again shortly."""
 
@@ -288,14 +294,31 @@ class Client:
         subject: str,
         payload: dict[str, Any] | bytes,
         headers: dict[str, str] | None = None,
+        *,
+        idempotent: bool = False,
     ) -> dict[str, Any]:
+        """One request and its reply, within the client's ``timeout``. An ``idempotent``
+        request (one whose second coming changes nothing: a command with its id, an ack, a
+        sync) left unanswered for :data:`FIRST_ATTEMPT` seconds is sent again, waiting twice
+        as long each time: a request lost with a service that died is asked again of the
+        one that replaced it, instead of waiting out the whole timeout."""
         data = payload if isinstance(payload, bytes) else dumps(payload)
-        try:
-            msg = await self.nc.request(subject, data, timeout=self.timeout, headers=headers)
-        except NoRespondersError:
-            raise CardroomError(ErrorCode.UNAVAILABLE, f"nobody serves {subject}") from None
-        except NatsTimeout:
-            raise CardroomError(ErrorCode.UNAVAILABLE, f"no answer on {subject}") from None
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.timeout
+        wait = FIRST_ATTEMPT if idempotent else self.timeout
+        while True:
+            left = give_up - loop.time()
+            try:
+                msg = await self.nc.request(
+                    subject, data, timeout=min(wait, max(left, 0.001)), headers=headers
+                )
+                break
+            except NoRespondersError:
+                raise CardroomError(ErrorCode.UNAVAILABLE, f"nobody serves {subject}") from None
+            except NatsTimeout:
+                if not idempotent or loop.time() >= give_up:
+                    raise CardroomError(ErrorCode.UNAVAILABLE, f"no answer on {subject}") from None
+            wait *= 2
         reply: dict[str, Any] = orjson.loads(msg.data)
         if not reply.get("ok"):
             err = reply.get("error") or {}
@@ -356,7 +379,7 @@ class Client:
         body = {"type": type, "id": command_id or new_id("c"), **fields}
         subject = self.subjects.cmd(game, self.player)
         if self.tracer is None:
-            reply = await self.request(subject, body)
+            reply = await self.request(subject, body, idempotent=True)
             return int(reply["version"])
         # a trace of its own (else a game would be one trace), linked to the notification
         # being handled, if any: the one this command answers
@@ -368,7 +391,7 @@ class Client:
             context=otel_context.Context(),
             links=[Link(prompted)] if prompted.is_valid else None,
         ) as span:
-            reply = await self.request(subject, body, self._headers())
+            reply = await self.request(subject, body, self._headers(), idempotent=True)
             span.set_attribute("cardroom.version", int(reply["version"]))
             return int(reply["version"])
 
@@ -458,17 +481,22 @@ class Client:
                     self.subjects.ack(game, self.player),
                     {"type": "ack", "version": version, **fields},
                     self._headers() if self.tracer is not None else None,
+                    idempotent=True,  # a repeated ack is answered as one
                 )
                 return
             except CardroomError as exc:
                 if exc.code not in TRANSIENT or self._closed:
                     raise
-            await asyncio.sleep(delay)  # back off while the service is away
-            delay = min(delay * 2, 1.0)
+            # back off while the service is away, but look again often: a gate waits for
+            # this ack, and a restarted tracker is back within a second or two
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     async def sync(self, game: str) -> SyncReply:
         """Ask for the view and every unacknowledged notification, and process them."""
-        raw = await self.request(self.subjects.sync(game, self.player), {"type": "sync"})
+        raw = await self.request(
+            self.subjects.sync(game, self.player), {"type": "sync"}, idempotent=True
+        )
         reply = SyncReply.model_validate(raw)
         feed = self._feed(game)
         for note in reply.notifications:
