@@ -57,7 +57,7 @@ async def _prepare() -> tuple[Any, str, str]:
         database_url = settings.database_url or await ensure_database(
             services.database_admin_url, "cardroom"
         )
-        await migrate.upgrade_async(database_url)
+        await migrate.ensure_migrated(database_url)
     except BaseException:
         await services.aclose()
         raise

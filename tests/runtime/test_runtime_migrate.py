@@ -109,3 +109,19 @@ async def test_repository_migrations_upgrade_and_downgrade(fresh_database: Fresh
 
 async def test_database_url_fixture_is_migrated(database_url: str) -> None:
     assert await migrate.current_revision(database_url) is not None
+
+
+async def test_ensure_migrated_upgrades_once_and_knows_alembics_head(
+    fresh_database: FreshDatabase,
+) -> None:
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(migrate.alembic_config("postgresql+asyncpg://x/y"))
+    assert migrate.head_revision() == script.get_current_head()
+    url = await fresh_database()
+    assert await migrate.ensure_migrated(url) is True  # an empty database: upgraded
+    assert await migrate.current_revision(url) == migrate.head_revision()
+    assert await migrate.ensure_migrated(url) is False  # current: nothing run
+    await migrate.downgrade_async(url, "0001")
+    assert await migrate.ensure_migrated(url) is True  # behind: upgraded again
+    assert await migrate.current_revision(url) == migrate.head_revision()

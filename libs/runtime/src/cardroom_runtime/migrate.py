@@ -14,13 +14,16 @@ from __future__ import annotations
 import asyncio
 import configparser
 import os
+import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import asyncpg
-from alembic import command
-from alembic.config import Config
 
 from .postgres import asyncpg_dsn, sqlalchemy_url
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 ENV_MIGRATIONS_DIR = "CARDROOM_MIGRATIONS_DIR"
 
@@ -66,6 +69,8 @@ def alembic_config(url: str) -> Config:
     No ini file is attached (``config_file_name`` is None), so an ``env.py`` that configures
     logging from it leaves the caller's logging alone.
     """
+    from alembic.config import Config
+
     folder = migrations_dir()
     ini = folder.parent / "alembic.ini"
     config = Config(config_args={"here": str(folder.parent)})
@@ -83,11 +88,15 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str, revision: str = "head") -> None:
     """Upgrade the database at ``url`` to ``revision`` (default: the newest)."""
+    from alembic import command
+
     command.upgrade(alembic_config(url), revision)
 
 
 def downgrade(url: str, revision: str = "base") -> None:
     """Downgrade the database at ``url`` to ``revision`` (default: empty)."""
+    from alembic import command
+
     command.downgrade(alembic_config(url), revision)
 
 
@@ -106,6 +115,41 @@ async def current_revision(url: str) -> str | None:
 async def upgrade_async(url: str, revision: str = "head") -> None:
     """:func:`upgrade` in a worker thread."""
     await asyncio.to_thread(upgrade, url, revision)
+
+
+_REVISION = re.compile(r'^revision: str = "([^"]+)"', re.MULTILINE)
+_DOWN = re.compile(r'^down_revision: [^=]+= (?:"([^"]+)"|None)', re.MULTILINE)
+
+
+def head_revision() -> str:
+    """The newest revision of the migrations folder, read from its files' ``revision`` and
+    ``down_revision`` lines (the one no other revision follows), without Alembic."""
+    revisions: set[str] = set()
+    followed: set[str] = set()
+    for path in (migrations_dir() / "versions").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        found = _REVISION.search(text)
+        if found is None:
+            continue
+        revisions.add(found.group(1))
+        down = _DOWN.search(text)
+        if down is not None and down.group(1):
+            followed.add(down.group(1))
+    heads = revisions - followed
+    if len(heads) != 1:
+        raise RuntimeError(f"the migrations have {len(heads)} heads: {sorted(heads)}")
+    return heads.pop()
+
+
+async def ensure_migrated(url: str) -> bool:
+    """Upgrade the database at ``url`` to the newest revision unless it is there already;
+    True if it upgraded. Every service process calls it as it starts: one query when the
+    database is current, so that a restarted service does not pay for importing and running
+    Alembic (half a second of its start)."""
+    if await current_revision(url) == head_revision():
+        return False
+    await upgrade_async(url)
+    return True
 
 
 async def downgrade_async(url: str, revision: str = "base") -> None:
