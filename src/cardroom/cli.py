@@ -321,6 +321,11 @@ async def _bots(game: str, tables: int, players: int, kinds: Sequence[str]) -> N
         raise typer.BadParameter(
             f"{game} has no bot {', '.join(unknown)}; its bots: {', '.join(sorted(offered))}"
         )
+    from cardroom_runtime import tracing
+
+    # with tracing configured, the bots' commands begin their traces (the SDK uses the
+    # process's tracer): the whole path of a move, from the player on
+    tracing.configure("cardroom-bots")
     settings = Settings.from_env()
     # bots are players: they need NATS only, and register each seat with the lobby (their own
     # tokens, no service credentials)
@@ -334,6 +339,7 @@ async def _bots(game: str, tables: int, players: int, kinds: Sequence[str]) -> N
             )
         )
     finally:
+        tracing.shutdown()  # what is still buffered is exported
         if services is not None:
             await services.aclose()
     out = RichTable(title=f"{len(results)} {game} game(s)")
