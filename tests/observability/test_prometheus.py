@@ -4,7 +4,8 @@ Every service of the stack runs in this process (``serve all``) with its metrics
 HTTP; a Prometheus server (Debian's ``prometheus``, which CI installs) scrapes it four times
 a second while bot tables play. Then its query API must say what the event store says: as
 many commands answered ``ok`` as commands recorded, every request timed, acks accepted,
-the edge's counts present.
+the edge's counts present, one gate wait per gate released and one ack owed per
+notification recorded.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from cardroom_client import CardroomError, Client
 from cardroom_eventstore.stats import STATS
 from cardroom_runtime.games import load_games
 from cardroom_runtime.host import Host
+from sqlalchemy import text as sqltext
 from support.players import listener, recorded_bot
 from support.stack import wait_until
 
@@ -302,3 +304,37 @@ async def test_prometheus_scrapes_what_was_played(
     ages = prom.query("cardroom_follower_lag_seconds")
     assert ages
     assert all(float(m["value"][1]) == 0 for m in ages)
+
+    # the gate: one wait sample per gate an ack released, every gate of these games (nobody
+    # was away: no gate was released by an excuse), all of them highcard's
+    async with host.store.engine.connect() as conn:
+        gates_released = await conn.scalar(
+            sqltext("SELECT count(*) FROM gates WHERE remaining = 0 AND stream_id = ANY(:g)"),
+            {"g": [*games, timed]},
+        )
+    assert gates_released
+
+    def gates_counted() -> bool:
+        return prom.value("cardroom_gates_released_total") == gates_released
+
+    await wait_until(gates_counted, timeout=30)
+    waits = 'sum(cardroom_gate_wait_seconds_count{game_type="highcard"})'
+    assert prom.value(waits) == gates_released
+    assert prom.value("sum(cardroom_gate_wait_seconds_count)") == gates_released
+    # a gate waits at least for its players' round trips, and less than the test took
+    waited = prom.value("sum(cardroom_gate_wait_seconds_sum)")
+    assert waited is not None
+    assert 0 < waited < 120 * gates_released
+
+    # acknowledgements owed, one per notification the store records, all of them paid
+    owed_in_store = sum(
+        len(r.metadata.get("to", [])) for r in recorded if r.stream_id in {*games, timed}
+    )
+    assert owed_in_store > 0
+    owed = 'sum(cardroom_acks_owed_total{game_type="highcard"})'
+
+    def all_paid() -> bool:
+        accepted = prom.value('cardroom_acks_total{outcome="accepted"}')
+        return prom.value(owed) == owed_in_store and accepted == owed_in_store
+
+    await wait_until(all_paid, timeout=30)

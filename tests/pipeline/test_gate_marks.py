@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from cardroom_gamemaster import service as gamemaster
+from cardroom_runtime import gate as gates
 from cardroom_wire import Notification
 from sqlalchemy import text
 from support.stack import Stack, wait_until
@@ -29,14 +29,14 @@ async def _prompted(
     """A highcard game waiting for a bet: the prompt (its gate released, and that release
     handled by the gamemaster with nothing to follow up), and the queue of those releases."""
     later: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
-    original = gamemaster.Gamemaster._mark_handled_later
+    original = gates.Follower.mark_later
 
-    def spy(self: gamemaster.Gamemaster, loaded: gamemaster.Loaded) -> None:
-        for gate in loaded.unmarked:
-            later.put_nowait((loaded.state.game_id, gate))
-        original(self, loaded)
+    def spy(self: gates.Follower, gate: gates.GameGate, game: str, handled: set[int]) -> None:
+        for version in handled:
+            later.put_nowait((game, version))
+        original(self, gate, game, handled)
 
-    monkeypatch.setattr(gamemaster.Gamemaster, "_mark_handled_later", spy)
+    monkeypatch.setattr(gates.Follower, "mark_later", spy)
     alice, bob = await stack.client("alice"), await stack.client("bob")
     prompts: asyncio.Queue[Notification] = asyncio.Queue()
 
@@ -58,7 +58,7 @@ async def _prompted(
 async def test_the_next_command_marks_the_released_gate(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gamemaster, "MARK_DELAY", 600.0)  # only the append can mark it now
+    monkeypatch.setattr(gates, "MARK_DELAY", 600.0)  # only the append can mark it now
     game, prompt, _ = await _prompted(stack, monkeypatch)
     assert not await _handled(stack, game, prompt.version)
     client = await stack.client(prompt.player)
@@ -69,7 +69,7 @@ async def test_the_next_command_marks_the_released_gate(
 async def test_a_game_that_waits_has_its_released_gate_marked_after_the_delay(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gamemaster, "MARK_DELAY", 0.05)
+    monkeypatch.setattr(gates, "MARK_DELAY", 0.05)
     game, prompt, _ = await _prompted(stack, monkeypatch)
     # nobody moves: no append comes, so the delayed statement marks it (well before the
     # acktracker's sweep would send the release again, after RELEASE_GRACE)

@@ -5,12 +5,15 @@ row counting them (:mod:`.appends`). An ack deletes its pending row and counts t
 under the gate's row lock, so exactly one ack, the last, releases it. An away player's owed
 acks are excused (:meth:`Gates.excuse`): the rows stay, for its sync, but hold no gate
 (``gate_version`` :data:`NOT_GATING`). A released gate is marked handled once its follow-up
-is appended (``Append.handled_gate``) or found unnecessary.
+is appended (``Append.handled_gate``) or found unnecessary; the sweep finds those left
+unhandled (:meth:`Gates.unhandled_releases`). The protocol the services run over these rows,
+and its timing, is specified in one place: ``cardroom_runtime.gate``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import asyncpg
 from sqlalchemy import func, select, text
@@ -67,6 +70,7 @@ u AS (
     RETURNING g.version, g.remaining, c.last
 )
 SELECT a.i, EXISTS (SELECT 1 FROM d WHERE d.i = a.i) AS deleted, r.version AS released,
+       e.stream_type AS game_type, extract(epoch FROM now() - e.recorded_at) AS waited,
        EXISTS (SELECT 1 FROM d WHERE d.i = a.i AND d.gate_version = 0) AS away,
        r.version IS NOT NULL AND NOT EXISTS (
            SELECT 1 FROM pending_acks p
@@ -77,6 +81,7 @@ SELECT a.i, EXISTS (SELECT 1 FROM d WHERE d.i = a.i) AS deleted, r.version AS re
                    AND mine.player_id = p.player_id)
        ) AS open
 FROM a LEFT JOIN u AS r ON r.last = a.i AND r.remaining = 0
+LEFT JOIN events e ON e.stream_id = a.stream_id AND e.version = r.version
 ORDER BY a.i
 """
 )
@@ -166,6 +171,27 @@ RETURNING remaining
 )
 
 
+@dataclass(frozen=True, eq=False)
+class Released(AckResult):
+    """The result of the ack that released a gate, with two measurements for the gate's
+    metrics: the game's type and the seconds since the gate's notifications (its append's
+    commit). They are not part of the outcome: it equals the :class:`AckResult` it extends."""
+
+    game_type: str = ""
+    waited: float = 0.0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AckResult):
+            return NotImplemented
+        return _outcome(self) == _outcome(other)
+
+    __hash__ = AckResult.__hash__
+
+
+def _outcome(result: AckResult) -> tuple[bool, int | None, bool, bool]:
+    return (result.accepted, result.released_gate, result.open, result.away)
+
+
 class Gates:
     """The gate part of :class:`~cardroom_eventstore.EventStore`."""
 
@@ -206,11 +232,22 @@ class Gates:
                 if attempt == ACK_TRIES - 1:
                     raise
         return [
-            AckResult(
-                accepted=True,
-                released_gate=r["released"],
-                open=bool(r["open"]),
-                away=bool(r["away"]),
+            (
+                Released(
+                    accepted=True,
+                    released_gate=r["released"],
+                    open=bool(r["open"]),
+                    away=bool(r["away"]),
+                    game_type=r["game_type"],
+                    waited=float(r["waited"]),
+                )
+                if r["released"] is not None and r["game_type"] is not None
+                else AckResult(
+                    accepted=True,
+                    released_gate=r["released"],
+                    open=bool(r["open"]),
+                    away=bool(r["away"]),
+                )
             )
             if r["deleted"]
             else AckResult(accepted=False)

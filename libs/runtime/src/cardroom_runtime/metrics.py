@@ -18,7 +18,11 @@ histograms, base units, ``cardroom_`` prefix):
   label once a game accepted one, else ``other``, so players cannot multiply the series),
   ``cardroom_command_seconds{game_type}``, ``cardroom_presence_changes_total{game_type,
   change}`` (away, back); the acktracker's ``cardroom_acks_total{outcome}``,
-  ``cardroom_gates_released_total``, ``cardroom_notifications_resent_total``; the
+  ``cardroom_gates_released_total``, ``cardroom_notifications_resent_total``; the gate's
+  (``cardroom_runtime.gate``): ``cardroom_gate_wait_seconds{game_type}`` (from a gate's
+  notifications to its last acknowledgement, one sample per gate an ack released) and
+  ``cardroom_acks_owed_total{game_type}`` (one per notification appended, counted by the
+  gamemaster; less ``cardroom_acks_total{outcome="accepted"}``, what players still owe); the
   followers' lag, per event from its commit:
   ``cardroom_relay_delay_seconds`` (until JetStream has it),
   ``cardroom_projector_delay_seconds{game_type}`` (until its projection is committed) and
@@ -44,7 +48,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from cardroom_eventstore.stats import GROUP_BUCKETS, STATS
@@ -199,11 +203,17 @@ class Metrics:
         """A counter of a service's own on this process's registry."""
         return self._once(name, lambda: Counter(name, doc, list(labels), registry=self.registry))
 
-    def histogram(self, name: str, doc: str, labels: Iterable[str] = ()) -> Histogram:
-        """A histogram (seconds, the runtime's buckets) of a service's own."""
+    def histogram(
+        self,
+        name: str,
+        doc: str,
+        labels: Iterable[str] = (),
+        buckets: Sequence[float] = BUCKETS,
+    ) -> Histogram:
+        """A histogram (seconds; the runtime's buckets unless given) of a service's own."""
         return self._once(
             name,
-            lambda: Histogram(name, doc, list(labels), buckets=BUCKETS, registry=self.registry),
+            lambda: Histogram(name, doc, list(labels), buckets=buckets, registry=self.registry),
         )
 
     def gauge(self, name: str, doc: str, labels: Iterable[str] = ()) -> Gauge:

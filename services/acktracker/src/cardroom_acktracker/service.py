@@ -4,9 +4,9 @@ An ack names the event version it acknowledges. The store removes the pending ro
 gate down under a row lock, so the last of several concurrent acks, and only it, releases the
 gate. Acks that arrive while a statement is being written wait and go together in the next one
 (``EventStore.ack_many``): a quiet table waits for nothing, a busy room writes one statement for
-many acks. The release is then handed to a gamemaster (published); a release that no
-gamemaster confirmed (one crashed, NATS was away) stays "unhandled" in the store and is sent
-again by a sweep, and the gamemaster ignores a release it has already handled.
+many acks. The release is then handed to a gamemaster; the gate's protocol (who releases,
+who follows up, what is sent again and when) is specified in ``cardroom_runtime.gate``, whose
+:class:`~cardroom_runtime.gate.Releases` this service drives.
 
 While the database is away an ack is answered ``unavailable``, which the client SDK retries
 (an ``internal`` answer would lose the ack, and the player would be marked away).
@@ -40,19 +40,16 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cardroom_eventstore import AckResult, readmodels, signatures
+from cardroom_eventstore.gates import Released
 from cardroom_eventstore.hot import Batcher
 from cardroom_runtime import tracing
+from cardroom_runtime.gate import SWEEP_SECONDS, Releases
 from cardroom_runtime.host import Service
-from cardroom_wire import Ack, ErrorCode, WireError, decode_json, dumps, ok, parse
+from cardroom_wire import Ack, AckReply, Back, ErrorCode, WireError, decode_json, dumps, parse
 
 log = logging.getLogger("cardroom.acktracker")
 
 ACK_BATCH = 500  # acks per statement at most
-SWEEP_SECONDS = 2.0
-# A release is sent again only once it has been unhandled this long: every sweep otherwise
-# resent the releases of every busy game that a gamemaster was handling at that very moment
-# (up to a third of all releases under load), each costing it a gate query and a mark.
-RELEASE_GRACE = 2.0
 RESEND_AFTER = 2.0  # seconds a gating ack may be overdue before its notification is resent
 RESEND_CAP = 60.0  # the longest wait between two resends of one notification
 # A finished game's notifications are still resent a few times: the last one tells the
@@ -85,9 +82,7 @@ class AckTracker(Service):
         self._batcher: Batcher[tuple[str, int, str], AckResult] | None = None
         metrics = self.rt.metrics
         self._acked = metrics.counter("cardroom_acks", "Acknowledgements, by outcome", ["outcome"])
-        self._released = metrics.counter(
-            "cardroom_gates_released", "Gates released by their last acknowledgement"
-        )
+        self.releases = Releases(self.rt)
         self._resent = metrics.counter(
             "cardroom_notifications_resent", "Notifications resent because their ack was overdue"
         )
@@ -139,7 +134,7 @@ class AckTracker(Service):
             # tell apart a repeated ack (harmless) from one that names nothing
             if await self.store.addressed(game, ack.version, player):
                 self._acked.labels("duplicate").inc()
-                return ok(version=ack.version, duplicate=True)
+                return AckReply(version=ack.version, duplicate=True).body()
             self._acked.labels("refused").inc()
             if await self.store.stream_version(game) == 0:
                 raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
@@ -150,56 +145,27 @@ class AckTracker(Service):
             )
         if result.away:  # an away player acknowledges: they are back
             try:
-                await self.rt.broker.connection.publish(
-                    self.subjects.back,
-                    dumps({"game": game, "player": player}),
-                )
+                back = Back(game=game, player=player)
+                await self.rt.broker.connection.publish(self.subjects.back, dumps(back))
             except Exception:  # their next sync or command marks them back
                 log.debug("back of %s in %s not sent", player, game, exc_info=True)
         self._acked.labels("accepted").inc()
         tracing.tag("cardroom.released", result.released_gate is not None)
         if result.released_gate is not None:
-            self._released.inc()
+            if isinstance(result, Released):
+                self.releases.count(result.game_type, result.waited)
+            else:
+                self.releases.count(None, None)
             # the ack is durable now: hand the release on and answer (if the release is lost,
             # the gate stays unhandled in the store and the sweep sends it again)
-            await self.release(game, result.released_gate, is_open=result.open)
-        return ok(version=ack.version)
-
-    async def release(self, game: str, version: int, *, is_open: bool = False) -> None:
-        """Tell a gamemaster to run the follow-up of a released gate (``open``: nothing else
-        held the game when the gate was released, which saves the gamemaster a look).
-
-        Published, not requested: whether a gamemaster handled it is in the store (the gate's
-        handled mark), and the sweep sends every unhandled release again. Waiting for each
-        answer cost a message and a wait per transition.
-        """
-        body: dict[str, object] = {"game": game, "version": version}
-        if is_open:
-            body["open"] = True
-        try:
-            if not tracing.enabled():
-                await self.rt.broker.connection.publish(self.subjects.release, dumps(body))
-                return
-            # the last ack's trace goes on to the gamemaster's follow-up (a sweep's resent
-            # release starts a trace of its own)
-            with tracing.span(
-                "release",
-                {"cardroom.game": game, "cardroom.version": version},
-                kind=tracing.SpanKind.PRODUCER,
-            ):
-                await self.rt.broker.connection.publish(
-                    self.subjects.release, dumps(body), headers=tracing.headers()
-                )
-        except Exception as exc:  # NATS away: the sweep sends it again
-            log.warning("release %s@%s not sent: %s", game, version, exc)
+            await self.releases.send(game, result.released_gate, is_open=result.open)
+        return AckReply(version=ack.version).body()
 
     async def _sweep(self) -> None:
         while True:
             await asyncio.sleep(self.sweep_seconds)
             try:
-                unhandled = await self.store.unhandled_releases(limit=200, older_than=RELEASE_GRACE)
-                for game, version in unhandled:
-                    await self.release(game, version)
+                await self.releases.resend_unhandled()
                 await self.resend_overdue()
                 await readmodels.delete_acknowledged(self.store.engine)
             except asyncio.CancelledError:

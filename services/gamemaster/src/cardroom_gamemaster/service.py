@@ -53,20 +53,25 @@ from cardroom_eventstore import (
 )
 from cardroom_eventstore.hot import Batcher
 from cardroom_runtime import tracing
+from cardroom_runtime.gate import Follower, GameGate
 from cardroom_runtime.host import Service, storage_unavailable
 from cardroom_wire import (
+    Back,
     Command,
     CreateTable,
+    DeadlineHint,
     ErrorCode,
     GetTable,
-    InvalidId,
     JoinTable,
     ListTables,
+    Reconcile,
     Register,
+    Release,
+    ReleaseReply,
     RenewToken,
     StartTable,
+    Timeout,
     WireError,
-    check_id,
     decode_json,
     dumps,
     new_id,
@@ -87,10 +92,6 @@ RETRIES = 5
 WORKERS = 64  # requests handled at once; one game's are serialised by its lock
 APPEND_BATCH = 256  # appends (of as many games) per statement at most
 SYNC_DELAY = 1.0  # seconds a game's deadline write waits at most for more versions to share it
-# Seconds a released gate with no follow-up waits for the game's next append to mark it handled
-# before it is marked on its own; well inside the acktracker's RELEASE_GRACE (2 s), after
-# which it would send the release again.
-MARK_DELAY = 0.5
 ADVANCE_LIMIT = 10_000  # appends in a row without anyone present to acknowledge (a runaway game)
 
 
@@ -104,14 +105,7 @@ class Loaded:
     synced: int = -1  # the version whose deadlines this process wrote last
     # each player's last notification number (``seq``), as the projector numbers them
     seqs: dict[str, int] = field(default_factory=dict)
-    # the version at which this process saw the gate open: gates close only by appending, so
-    # the gate is still open while the state is at that version (a stale cache fails its
-    # append on the version check and reloads)
-    open_at: int = -1
-    # released gates this process handled that are not marked handled in the store yet: the
-    # game's next append marks one with its own statement, a delayed task the rest
-    unmarked: set[int] = field(default_factory=set)
-    marking: bool = False  # that task is waiting
+    gate: GameGate = field(default_factory=GameGate)  # what this process knows of its gate
 
 
 @dataclass(frozen=True)
@@ -132,7 +126,7 @@ class Gamemaster(Service):
         self._credentials: Credentials | None = None
         self._syncing: dict[str, asyncio.Task[None]] = {}
         self._sync_wanted: dict[str, Loaded] = {}
-        self._marking: set[asyncio.Task[None]] = set()
+        self.gates = Follower(self.rt)
         self._appends: Batcher[Append, list[RecordedEvent] | EventStoreError] | None = None
         self._signatures: TransitionSignatures | None = None
         metrics = self.rt.metrics
@@ -250,21 +244,10 @@ class Gamemaster(Service):
         return loaded
 
     async def gate_open(self, loaded: Loaded, handled: set[int] | None = None) -> bool:
-        """Whether every present addressee of the last batch has acknowledged it.
-
-        ``handled``: released gates whose follow-up the caller looks for. When the store is
-        asked and the game is not open, it marks them handled with the same statement and
-        they are taken out of the set (the release that opens the game moves it on).
-        """
-        version = loaded.state.version
-        if loaded.open_at == version:
-            return True
-        is_open = await self.store.gate_open(loaded.state.game_id, handled=handled or ())
-        if is_open:
-            loaded.open_at = version
-        elif handled:
-            handled.clear()
-        return is_open
+        """Whether every present addressee of the last batch has acknowledged it (see
+        ``Follower.is_open``: ``handled`` are released gates the caller follows up)."""
+        state = loaded.state
+        return await self.gates.is_open(loaded.gate, state.game_id, state.version, handled)
 
     def _behind(self, game: str, version: int) -> bool:
         """True when the cached state (if any) is older than ``version``."""
@@ -317,8 +300,8 @@ class Gamemaster(Service):
             state = after
         actor = items[-1][1].get("actor") if items else None
         reply = ok(version=state.seen(actor)) if command_id else None
-        if handled_gate is None and loaded.unmarked:
-            handled_gate = max(loaded.unmarked)  # (a command after a release without follow-up)
+        if handled_gate is None:  # (a command after a release without follow-up)
+            handled_gate = loaded.gate.piggyback()
         try:
             with tracing.span("append", {"cardroom.game": game, "cardroom.events": len(new)}):
                 appended = await self.appends.submit(
@@ -341,7 +324,8 @@ class Gamemaster(Service):
         loaded.state = state
         loaded.seqs = seqs
         if handled_gate is not None:
-            loaded.unmarked.discard(handled_gate)
+            loaded.gate.unmarked.discard(handled_gate)
+        self.gates.owed.labels(state.game_type).inc(len(notes))
         for stored in new:
             if stored.type in PRESENCE:
                 self._presence.labels(state.game_type, stored.type.removeprefix("table.")).inc()
@@ -356,7 +340,7 @@ class Gamemaster(Service):
                 return Appended([], True)
         gated = bool(addressed - set(state.away))
         if not gated:
-            loaded.open_at = state.version
+            loaded.gate.open_at = state.version
         return Appended(released, gated)
 
     async def _publish(self, game: str, notes: Sequence[tuple[str, int, bytes]]) -> None:
@@ -427,36 +411,7 @@ class Gamemaster(Service):
         else:
             log.warning("%s: still moving after %d appends; stopping here", game, ADVANCE_LIMIT)
         if handled:
-            loaded.unmarked.update(handled)
-            self._mark_handled_later(loaded)
-
-    def _mark_handled_later(self, loaded: Loaded) -> None:
-        """Mark the released gates that found nothing to follow up handled: by the game's next
-        append if it comes within ``MARK_DELAY`` (usually the command the game now waits
-        for; its statement marks one at no extra cost), else by a statement of their own,
-        off the game's lock. A statement at once cost one more commit per such release (one
-        in three in a game of highcard), and ran beside that very command's append. A mark
-        lost in a crash only means the acktracker's sweep sends the release again, and
-        handling it again changes nothing."""
-        if loaded.marking:
-            return
-        loaded.marking = True
-        game = loaded.state.game_id
-
-        async def mark() -> None:
-            await asyncio.sleep(MARK_DELAY)
-            loaded.marking = False
-            gates = sorted(loaded.unmarked)
-            try:
-                for gate in gates:
-                    await self.store.mark_gate_handled(game, gate)
-                    loaded.unmarked.discard(gate)
-            except Exception:
-                log.warning("gates %s of %s not marked handled; the sweep resends", gates, game)
-
-        task = asyncio.create_task(mark())
-        self._marking.add(task)
-        task.add_done_callback(self._marking.discard)
+            self.gates.mark_later(loaded.gate, game, handled)
 
     def _sync_soon(self, loaded: Loaded) -> None:
         """:meth:`_sync` in the background, so a command's reply does not wait for it.
@@ -489,9 +444,8 @@ class Gamemaster(Service):
         """Finish the deadline writes still running (bounded: they are best effort). Marks of
         released gates still waiting are dropped: the acktracker's sweep sends those releases
         again, to whichever gamemaster runs then."""
-        for task in self._marking:
-            task.cancel()
-        running = [t for t in (*self._syncing.values(), *self._marking) if not t.done()]
+        marks = self.gates.running()
+        running = [t for t in (*self._syncing.values(), *marks) if not t.done()]
         if running:
             await asyncio.wait(running, timeout=5)
         if self._appends is not None:
@@ -519,7 +473,7 @@ class Gamemaster(Service):
         if due is not None:
             try:
                 await self.rt.broker.publish(
-                    dumps({"game": state.game_id, "due": due.timestamp()}),
+                    dumps(DeadlineHint(game=state.game_id, due=due.timestamp())),
                     self.subjects.deadline_hint,
                 )
             except Exception:  # a hint only: the timers service polls anyway
@@ -715,24 +669,24 @@ class Gamemaster(Service):
 
     # -- follow-ups ------------------------------------------------------------------------------
     async def on_release(self, subject: str, body: bytes) -> dict[str, Any]:
-        payload = _internal(body, game=str, version=int)
-        game, version = payload["game"], payload["version"]
+        release = parse_request(Release, decode_json(body))
+        game, version = release.game, release.version
         tracing.tag("cardroom.game", game)
         tracing.tag("cardroom.version", version)
         # the acktracker saw no gating ack owed at all once this gate was released; true
         # while the game is at that version (see AckResult.open)
-        said_open = payload.get("open") is True
+        said_open = release.open is True
         for attempt in range(RETRIES):
             async with self._lock(game):
                 loaded = await self.load(game, fresh=attempt > 0 or self._behind(game, version))
                 if said_open and attempt == 0 and loaded.state.version == version:
-                    loaded.open_at = version
+                    loaded.gate.open_at = version
                 try:
                     await self._advance(loaded, {version})
                 except ConcurrencyError:
                     continue
                 self._sync_soon(loaded)
-                return ok(handled=True, version=loaded.state.version)
+                return ReleaseReply(version=loaded.state.version).body()
         raise WireError(ErrorCode.CONFLICT, "the game is busy")
 
     # -- time ------------------------------------------------------------------------------------
@@ -743,8 +697,8 @@ class Gamemaster(Service):
         nothing), ``stale`` (the game has moved past that version or key: ignored), or
         ``deferred`` (the gate is closed: ask again shortly).
         """
-        payload = _internal(body, game=str, version=int, key=str)
-        game, version, key = payload["game"], payload["version"], payload["key"]
+        timeout = parse_request(Timeout, decode_json(body))
+        game, version, key = timeout.game, timeout.version, timeout.key
         for attempt in range(RETRIES):
             async with self._lock(game):
                 loaded = await self.load(game, fresh=attempt > 0 or self._behind(game, version))
@@ -812,7 +766,7 @@ class Gamemaster(Service):
     async def on_reconcile(self, subject: str, body: bytes) -> dict[str, Any]:
         """Evaluate a game again: excuse stuck acks of away players, move on if the gate is
         open, write the deadlines. Asked by the timers service after a skipped evaluation."""
-        game = _internal(body, game=str)["game"]
+        game = parse_request(Reconcile, decode_json(body)).game
         for _ in range(RETRIES):
             async with self._lock(game):
                 loaded = await self.load(game, fresh=True)
@@ -855,12 +809,11 @@ class Gamemaster(Service):
     async def on_back(self, subject: str, body: bytes) -> None:
         """``{"game", "player"}`` from the acktracker: an away player acknowledged."""
         try:
-            payload = _internal(body, game=str, player=str)
-            check_id(payload["player"], "player id")
-        except (WireError, InvalidId):
+            back = parse_request(Back, decode_json(body))
+        except WireError:
             log.warning("a malformed back message: %r", body[:200])
             return
-        await self._present(payload["game"], payload["player"])
+        await self._present(back.game, back.player)
 
     async def mark_back(self, game: str, player: str) -> None:
         async with self._lock(game):
@@ -882,20 +835,6 @@ def _outsider(state: TableState, player: str) -> bool:
     """No command of ``player`` can be accepted at this table now, and none ever was: the
     table is in the lobby, or the player has no seat (seats are fixed once it starts)."""
     return state.status == "lobby" or player not in state.seats
-
-
-def _internal(body: bytes, **fields: type) -> dict[str, Any]:
-    """Parse a request between services: a JSON object with these typed fields (the
-    object is returned whole, so optional fields can be read from it too)."""
-    payload = decode_json(body)
-    if not isinstance(payload, dict):
-        raise WireError(ErrorCode.BAD_REQUEST, "a JSON object is expected")
-    for name, kind in fields.items():
-        value = payload.get(name)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise WireError(ErrorCode.BAD_REQUEST, f"{name}: a {kind.__name__} is expected")
-    check_id(payload["game"], "game id")
-    return payload
 
 
 __all__ = ["Gamemaster", "Rejection"]
