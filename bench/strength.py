@@ -1,10 +1,11 @@
 """Bot strength: tournaments through the services, ranked by analytics' openskill ratings.
 
 For each game with a search bot, the search, heuristic and random bots play
-``BENCH_STRENGTH_GAMES`` games at one table (seats rotate) through every service (its own
-database and subject root on the servers the tests use), exactly as ``cardroom tournament``
-plays them; the ratings are analytics' (openskill Plackett-Luce). The order is shown when
-each kind's mu is above the next one's by more than twice their combined sigma
+``BENCH_STRENGTH_GAMES`` games at one table through every service (its own database and
+subject root on the servers the tests use), exactly as ``cardroom tournament`` plays them,
+half of them in each cyclic order of the seats (the first seat rotates in each half); the
+ratings are analytics' (openskill Plackett-Luce), over all the games. The order is shown
+when each kind's mu is above the next one's by more than twice their combined sigma
 ("separated"). The search bot's time per decision (a choice among two actions or more) at
 its default strength, timed in memory games of search bots, is printed beside.
 
@@ -19,6 +20,7 @@ import asyncio
 import itertools
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from common import (
@@ -89,11 +91,59 @@ def move_time(game: str, config: dict[str, Any]) -> tuple[float, int]:
     return spent / max(choices, 1), choices
 
 
+@dataclass
+class Balanced:
+    games: list[str]
+    failed: int
+    seconds: float
+    leaderboard: dict[str, Any]
+    orders: list[tuple[list[str], dict[str, int]]]  # each seating, its wins per kind
+
+
+async def balanced(
+    nats_url: str, root: str, game: str, kinds: list[str], count: int, config: dict[str, Any]
+) -> Balanced:
+    """``cardroom tournament``'s games in both cyclic orders of the seats, half the games each
+    (a tournament only rotates the first seat, so with three kinds each would always sit
+    right after the same other kind: in the 66 game, after whom a player sits moves its
+    results more than its play does), rated together by analytics."""
+    from cardroom_runtime.nats import connect
+
+    from cardroom.analytics_cli import ask, bot_players, run_tournament
+
+    orders = [kinds] if len(kinds) < 3 else [kinds, [kinds[0], *reversed(kinds[1:])]]
+    began = time.perf_counter()
+    played: list[str] = []
+    failed = 0
+    per_order: list[tuple[list[str], dict[str, int]]] = []
+    for i, order in enumerate(orders):
+        n = count // len(orders) + (1 if i < count % len(orders) else 0)
+        result = await run_tournament(
+            nats_url, root, game, order, n, concurrency=4, config=config, timeout=600
+        )
+        played += result.games
+        failed += result.failed
+        wins = {r["kind"]: int(r["wins"]) for r in result.leaderboard["ratings"]}
+        per_order.append((order, wins))
+    nc = await connect(nats_url, "cardroom-strength")
+    try:
+        players = [p for p, _ in bot_players(kinds)]
+        board = await ask(
+            nc,
+            root,
+            "leaderboard",
+            {"game_type": game, "players": players, "games": played},
+            timeout=60,
+        )
+    finally:
+        await nc.close()
+    return Balanced(played, failed, time.perf_counter() - began, board, per_order)
+
+
 async def main() -> None:
     from cardroom_runtime.games import load_games
     from cardroom_runtime.host import Host
 
-    from cardroom.analytics_cli import run_tournament
     from cardroom.services import SERVICES, ServiceName
 
     load_games()
@@ -118,16 +168,7 @@ async def main() -> None:
                     continue
                 count = env_int(f"BENCH_STRENGTH_GAMES_{game.upper()}", games)
                 report.sizes[f"games_{game}"] = count
-                result = await run_tournament(
-                    services.nats_url,
-                    root,
-                    game,
-                    kinds,
-                    count,
-                    concurrency=4,
-                    config=config,
-                    timeout=600,
-                )
+                result = await balanced(services.nats_url, root, game, kinds, count, config)
                 per_move, timed = await asyncio.to_thread(move_time, game, config)
                 ratings = {r["kind"]: r for r in result.leaderboard["ratings"]}
                 report.line(
@@ -135,6 +176,8 @@ async def main() -> None:
                     f"{result.seconds:.0f} s; search bot {per_move * 1000:.0f} ms a decision "
                     f"({timed} timed in memory)"
                 )
+                for order, wins in result.orders:
+                    report.line(f"  seats {' -> '.join(order)}: wins {wins}")
                 report.line(f"{'kind':<10} {'mu':>7} {'sigma':>6} {'wins':>5} {'avg rank':>9}")
                 for kind in kinds:
                     r = ratings[kind]
@@ -160,6 +203,7 @@ async def main() -> None:
                             separated(ratings[a], ratings[b]) for a, b in itertools.pairwise(kinds)
                         ],
                         "search_move_s": per_move,
+                        "orders": [{"seats": o, "wins": w} for o, w in result.orders],
                     }
                 )
         finally:
