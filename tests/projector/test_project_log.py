@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 import pytest
-from cardroom_engine import registry, simulate
+from cardroom_engine import Table, numbering, registry, simulate
 from cardroom_engine.game import Game
 from cardroom_games.papas import GAME as PAPAS
 from cardroom_games.sixtysix import GAME as SIXTYSIX
@@ -74,3 +74,29 @@ def test_a_version_out_of_order_is_refused() -> None:
     entries[5], entries[6] = entries[6], entries[5]
     with pytest.raises(ValueError, match="applied as"):
         project_log(None, HIGHCARD.name, entries, spectator=False, owed=set())
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
+def test_the_gamemasters_fold_numbers_as_the_projector_and_the_live_path(game: Game[Any]) -> None:
+    """``numbering.fold`` (a game loaded from its log) and ``numbering.notify`` event by
+    event (the live path) end with the projector's state and each player's last ``seq``."""
+    registry.register(game)
+    table = Table(game)
+    for seed in range(4):
+        entries = _log(game, seed)
+        proj, every, _ = project_log(None, game.name, entries, spectator=False)
+        first = table.evolve(None, entries[0][1])
+        seqs: numbering.Seqs = {}
+        folded = numbering.fold(table, first, seqs, ((e, to) for _, e, to in entries[1:]))
+        assert seqs == proj.seqs
+        assert folded == proj.state
+        live: numbering.Seqs = {}
+        state = first
+        sent = []
+        for _, event, _ in entries[1:]:
+            state, numbered = numbering.notify(table, state, event, live)
+            sent += [(n.player, n.seq, n.version, n.document) for n in numbered]
+        assert live == proj.seqs
+        assert sent == [
+            (n.player_id, n.seq, n.version, n.payload) for item in every for n in item.notes
+        ]

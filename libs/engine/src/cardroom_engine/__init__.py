@@ -4,7 +4,7 @@ Pure: no I/O, no asyncio, no clocks. Services feed it commands, acks and randomn
 persist what it returns.
 """
 
-from . import inputs
+from . import inputs, numbering
 from .game import (
     NEW_TABLE,
     Bot,
@@ -65,6 +65,7 @@ __all__ = [
     "TableOptions",
     "TableState",
     "inputs",
+    "numbering",
     "parse_command",
     "registry",
 ]

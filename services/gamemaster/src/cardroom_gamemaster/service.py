@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cardroom_engine import Event, Rejection, Table, TableState, registry
+from cardroom_engine import Event, Rejection, Table, TableState, numbering, registry
 from cardroom_engine.table import PRESENCE
 from cardroom_eventstore import (
     TO,
@@ -224,21 +224,8 @@ class Gamemaster(Service):
         table = Table(registry.get(records[0].stream_type))
         state = table.evolve(None, {**records[0].data, "type": records[0].type})
         seqs: dict[str, int] = {}
-        run: list[Event] = []  # events counted from metadata.to, folded together
-        for r in records[1:]:
-            event = {**r.data, "type": r.type}
-            # who was sent it is in the event (metadata.to), or the game says it again
-            sent_to = r.metadata.get(TO)
-            if sent_to is None:
-                state, run = table.evolve_many(state, run), []
-                after = table.evolve(state, event)
-                sent_to = table.notify(state, event, after)
-                state = after
-            else:
-                run.append(event)
-            for player in sent_to:
-                seqs[player] = seqs.get(player, 0) + 1
-        loaded = Loaded(table, table.evolve_many(state, run), seqs=seqs)
+        entries = (({**r.data, "type": r.type}, r.metadata.get(TO)) for r in records[1:])
+        loaded = Loaded(table, numbering.fold(table, state, seqs, entries), seqs=seqs)
         if remember:
             self._remember(game, loaded)
         return loaded
@@ -283,20 +270,19 @@ class Gamemaster(Service):
         seqs = dict(loaded.seqs)
         notes: list[tuple[str, int, bytes]] = []  # (player, seq, notification)
         for event, meta in items:
-            after = table.evolve(state, event)
-            messages = table.notify(state, event, after)
-            addressed.update(messages)
-            for player, message in messages.items():
-                seqs[player] = seqs.get(player, 0) + 1
-                note = table.notification(after, player, seqs[player], message)
-                notes.append((player, seqs[player], dumps(note)))
+            after, numbered = numbering.notify(table, state, event, seqs)
+            for n in numbered:
+                assert n.document is not None  # (every document is built when none are owed)
+                notes.append((n.player, n.seq, dumps(n.document)))
+            to = frozenset(n.player for n in numbered)
+            addressed |= to
             data = {k: v for k, v in event.items() if k != "type"}
             # each addressee acknowledges the version it was shown (TableState.seen): not the
             # event's own once the game addressed an event to some seats only
-            shown = {p: after.seen(p) for p in messages}
+            shown = {n.player: n.version for n in numbered}
             if all(v == after.version for v in shown.values()):
                 shown = {}
-            new.append(NewEvent(event["type"], data, dict(meta), frozenset(messages), shown=shown))
+            new.append(NewEvent(event["type"], data, dict(meta), to, shown=shown))
             state = after
         actor = items[-1][1].get("actor") if items else None
         reply = ok(version=state.seen(actor)) if command_id else None

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from cardroom_engine import Event, Table, TableState, registry
+from cardroom_engine import Event, Table, TableState, numbering, registry
 from cardroom_eventstore import TO, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
 from cardroom_runtime.host import Service, ensure_events_stream, storage_unavailable
@@ -149,8 +149,7 @@ def project_log(
             # only they are not the events' own, so such games are never only counted
             and not table.private_events
         ):
-            for player in sent_to:
-                seqs[player] = seqs.get(player, 0) + 1
+            numbering.count(seqs, sent_to)
             if not spectator:
                 run.append(event)
                 continue
@@ -158,14 +157,12 @@ def project_log(
         else:
             if run:
                 state, run = table.evolve_many(state, run), []
-            before = state
-            state = table.evolve(before, event)
-            for player, message in table.notify(before, event, state).items():
-                seq = seqs[player] = seqs.get(player, 0) + 1
-                shown = state.seen(player)
-                if owed is None or (shown, player) in owed:
-                    payload = table.notification(state, player, seq, message)
-                    notes.append(StoredNotification(state.game_id, player, seq, shown, payload))
+            state, numbered = numbering.notify(table, state, event, seqs, owed=owed)
+            notes = [
+                StoredNotification(state.game_id, n.player, n.seq, n.version, n.document)
+                for n in numbered
+                if n.document is not None
+            ]
         # an event for some seats only (it counts in ``private``) is nothing to a spectator:
         # not even a message
         public = (

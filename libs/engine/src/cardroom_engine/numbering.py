@@ -1,0 +1,96 @@
+"""Notifications, numbered: the one definition of ``seq``.
+
+Each player's notifications in a game are numbered ``seq`` 1, 2, ... without gaps, counted
+over the game's events in order (a client that sees a gap syncs). Everyone who numbers them
+does it here, so the gamemaster's live notifications, the projector's stored ones, a
+rebuild's and a replay's are the same documents:
+
+- :func:`notify`: one new event: the state after it and each addressee's numbered
+  notification (built by ``Table.notification``);
+- :func:`fold`: a log: the state at its end, counting each event's notifications from its
+  recorded addressees (``metadata.to``) without running the game's ``notify``, or with it
+  for an event recorded without them;
+- :func:`count`: the numbering itself, for a reader that folds events its own way.
+
+Pure, like the rest of the engine; ``seqs`` (player -> last ``seq``) is updated in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, NamedTuple
+
+from .game import Event
+from .table import Table, TableState
+
+#: Each player's last notification number in one game.
+Seqs = dict[str, int]
+
+
+class Numbered(NamedTuple):
+    """One addressee's notification of one event."""
+
+    player: str
+    seq: int
+    version: int  # the version the player acknowledges (``TableState.seen``)
+    #: the ``cardroom_wire.Notification`` document; None when not asked for (see ``owed``)
+    document: dict[str, Any] | None
+
+
+def count(seqs: Seqs, addressees: Iterable[str]) -> list[int]:
+    """Number one event's notifications: each addressee's next ``seq``, in order."""
+    numbers = []
+    for player in addressees:
+        seq = seqs[player] = seqs.get(player, 0) + 1
+        numbers.append(seq)
+    return numbers
+
+
+def notify(
+    table: Table,
+    state: TableState,
+    event: Event,
+    seqs: Seqs,
+    *,
+    owed: Collection[tuple[int, str]] | None = None,
+) -> tuple[TableState, list[Numbered]]:
+    """Apply ``event``: the state after it and its addressees' notifications, numbered.
+
+    ``owed``: build the documents of these ``(version, player)`` only (the others are
+    numbered all the same); None builds every one.
+    """
+    after = table.evolve(state, event)
+    messages = table.notify(state, event, after)
+    numbered = []
+    for (player, message), seq in zip(messages.items(), count(seqs, messages), strict=True):
+        shown = after.seen(player)
+        document = (
+            table.notification(after, player, seq, message)
+            if owed is None or (shown, player) in owed
+            else None
+        )
+        numbered.append(Numbered(player, seq, shown, document))
+    return after, numbered
+
+
+def fold(
+    table: Table,
+    state: TableState,
+    seqs: Seqs,
+    entries: Iterable[tuple[Event, Sequence[str] | None]],
+) -> TableState:
+    """Fold events (each with its recorded addressees, None when it has none) into
+    ``state``, numbering their notifications; the state at the end. Events with their
+    addressees recorded are folded in runs (``Table.evolve_many``), the others one by one
+    through the game's ``notify``."""
+    run: list[Event] = []
+    for event, sent_to in entries:
+        if sent_to is None:
+            state, run = table.evolve_many(state, run), []
+            after = table.evolve(state, event)
+            sent_to = list(table.notify(state, event, after))
+            state = after
+        else:
+            run.append(event)
+        count(seqs, sent_to)
+    return table.evolve_many(state, run) if run else state
