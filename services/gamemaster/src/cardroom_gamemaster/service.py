@@ -35,9 +35,9 @@ import logging
 import random
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from cardroom_engine import Event, Rejection, Table, TableState, numbering, registry
 from cardroom_engine.table import PRESENCE
@@ -91,18 +91,21 @@ CACHE_SIZE = 10_000
 RETRIES = 5
 WORKERS = 64  # requests handled at once; one game's are serialised by its lock
 APPEND_BATCH = 256  # appends (of as many games) per statement at most
-SYNC_DELAY = 1.0  # seconds a game's deadline write waits at most for more versions to share it
+DEADLINE_WRITE_DELAY = (
+    1.0  # seconds a game's deadline write waits at most for more versions to share it
+)
 ADVANCE_LIMIT = 10_000  # appends in a row without anyone present to acknowledge (a runaway game)
 
 
 Item = tuple[Event, dict[str, Any]]  # an event and its metadata
+T = TypeVar("T")
 
 
 @dataclass
 class Loaded:
     table: Table
     state: TableState
-    synced: int = -1  # the version whose deadlines this process wrote last
+    deadlines_at: int = -1  # the version whose deadlines this process wrote last
     # each player's last notification number (``seq``), as the projector numbers them
     seqs: dict[str, int] = field(default_factory=dict)
     gate: GameGate = field(default_factory=GameGate)  # what this process knows of its gate
@@ -124,8 +127,8 @@ class Gamemaster(Service):
         self._locks: dict[str, asyncio.Lock] = {}
         self._deadlines: DeadlineWriter | None = None
         self._credentials: Credentials | None = None
-        self._syncing: dict[str, asyncio.Task[None]] = {}
-        self._sync_wanted: dict[str, Loaded] = {}
+        self._deadline_writers: dict[str, asyncio.Task[None]] = {}
+        self._deadlines_wanted: dict[str, Loaded] = {}
         self.gates = Follower(self.rt)
         self._appends: Batcher[Append, list[RecordedEvent] | EventStoreError] | None = None
         self._signatures: TransitionSignatures | None = None
@@ -247,6 +250,30 @@ class Gamemaster(Service):
         while len(self._cache) > CACHE_SIZE:
             old, _ = self._cache.popitem(last=False)
             self._locks.pop(old, None)
+
+    async def _session(
+        self,
+        game: str,
+        work: Callable[[Loaded], Awaitable[T]],
+        *,
+        fresh: bool = False,
+        at: int | None = None,
+        busy: str = "the game is busy",
+    ) -> T:
+        """The unit of work on one game: under the game's lock, load it (from the cache
+        unless ``fresh`` or the cache is behind version ``at``) and run ``work`` on it, which
+        appends and publishes through :meth:`_append`. When another writer moved the game on
+        (the append's version check, or a command id appended meanwhile) it runs again on
+        the game read afresh, ``RETRIES`` times at most, then answers ``conflict``."""
+        for attempt in range(RETRIES):
+            async with self._lock(game):
+                stale = fresh or attempt > 0 or (at is not None and self._behind(game, at))
+                loaded = await self.load(game, fresh=stale)
+                try:
+                    return await work(loaded)
+                except (ConcurrencyError, DuplicateCommand):
+                    continue
+        raise WireError(ErrorCode.CONFLICT, busy)
 
     # -- appending -----------------------------------------------------------------------------
     async def _append(
@@ -399,50 +426,53 @@ class Gamemaster(Service):
         if handled:
             self.gates.mark_later(loaded.gate, game, handled)
 
-    def _sync_soon(self, loaded: Loaded) -> None:
-        """:meth:`_sync` in the background, so a command's reply does not wait for it.
+    def _write_deadlines_soon(self, loaded: Loaded) -> None:
+        """:meth:`_write_deadlines` in the background: a command's reply does not wait for it.
 
         Deadlines are best effort either way (a lost write is found by the timers service,
         which asks for a reconcile) and a write never goes back a version. One writer per game
         at a time; it waits first, so the versions of a game in quick play share one write
         (due times are counted from the events' recorded times, so waiting moves none): a
-        quarter of the game's shortest deadline, at most ``SYNC_DELAY``. Then it writes the
-        newest state it was handed, and goes round again if a newer one came while it wrote.
+        quarter of the game's shortest deadline, at most ``DEADLINE_WRITE_DELAY``. Then it
+        writes the newest state it was handed, and goes round again if a newer one came while
+        it wrote.
         """
         game = loaded.state.game_id
-        self._sync_wanted[game] = loaded
-        running = self._syncing.get(game)
+        self._deadlines_wanted[game] = loaded
+        running = self._deadline_writers.get(game)
         if running is None or running.done():
             state = loaded.state
             soonest = [d.seconds for d in loaded.table.deadlines(state)]
             if state.options.ack_timeout is not None:
                 soonest.append(state.options.ack_timeout)
-            delay = min([SYNC_DELAY, *(s / 4 for s in soonest)])
-            self._syncing[game] = asyncio.create_task(self._sync_pending(game, delay))
+            delay = min([DEADLINE_WRITE_DELAY, *(s / 4 for s in soonest)])
+            self._deadline_writers[game] = asyncio.create_task(
+                self._write_deadlines_later(game, delay)
+            )
 
-    async def _sync_pending(self, game: str, delay: float) -> None:
+    async def _write_deadlines_later(self, game: str, delay: float) -> None:
         await asyncio.sleep(max(delay, 0.0))
-        while (loaded := self._sync_wanted.pop(game, None)) is not None:
-            await self._sync(loaded)
-        self._syncing.pop(game, None)  # no await since the check above: nothing slipped in
+        while (loaded := self._deadlines_wanted.pop(game, None)) is not None:
+            await self._write_deadlines(loaded)
+        self._deadline_writers.pop(game, None)  # no await since the check above: nothing slipped in
 
     async def stop(self) -> None:
         """Finish the deadline writes still running (bounded: they are best effort). Marks of
         released gates still waiting are dropped: the acktracker's sweep sends those releases
         again, to whichever gamemaster runs then."""
         marks = self.gates.running()
-        running = [t for t in (*self._syncing.values(), *marks) if not t.done()]
+        running = [t for t in (*self._deadline_writers.values(), *marks) if not t.done()]
         if running:
             await asyncio.wait(running, timeout=5)
         if self._appends is not None:
             await self._appends.close()
         await super().stop()
 
-    async def _sync(self, loaded: Loaded, *, force: bool = False) -> None:
+    async def _write_deadlines(self, loaded: Loaded, *, force: bool = False) -> None:
         """Write the game's deadlines for its current version (best effort: a write lost
         here is found by the timers service, which asks for a reconcile)."""
         state = loaded.state
-        if not force and loaded.synced == state.version:
+        if not force and loaded.deadlines_at == state.version:
             return
         try:
             due = await self.deadlines.sync(
@@ -455,7 +485,7 @@ class Gamemaster(Service):
         except Exception:
             log.exception("writing the deadlines of %s@%s", state.game_id, state.version)
             return
-        loaded.synced = state.version
+        loaded.deadlines_at = state.version
         if due is not None:
             try:
                 await self.rt.broker.publish(
@@ -536,28 +566,26 @@ class Gamemaster(Service):
                 raise WireError(ErrorCode.CONFLICT, f"game {game_id!r} exists already") from None
             loaded = Loaded(table, table.replay(events))
             self._remember(game_id, loaded)
-            await self._sync(loaded)
+            await self._write_deadlines(loaded)
         return ok(game=game_id, table=loaded.state.summary())
 
     async def _lobby_change(
         self, game: str, player: str, verb: str, *, key: str | None = None
     ) -> dict[str, Any]:
-        for attempt in range(RETRIES):
-            async with self._lock(game):
-                loaded = await self.load(game, fresh=attempt > 0)
-                if verb == "join":
-                    events = loaded.table.join(loaded.state, player, self.rng, key=key)
-                else:
-                    events = loaded.table.start(loaded.state, player, self.rng)
-                try:
-                    appended = await self._append(loaded, [(e, {"actor": player}) for e in events])
-                    await self._after(loaded, appended)
-                except ConcurrencyError:
-                    continue
-                await self._sync(loaded)
-                state = loaded.state
-                return ok(game=game, version=state.seen(player), table=state.summary())
-        raise WireError(ErrorCode.CONFLICT, "the table is busy; try again")
+        async def change(loaded: Loaded) -> dict[str, Any]:
+            table, state = loaded.table, loaded.state
+            if verb == "join":
+                events = table.join(state, player, self.rng, key=key)
+            else:
+                events = table.start(state, player, self.rng)
+            await self._after(
+                loaded, await self._append(loaded, [(e, {"actor": player}) for e in events])
+            )
+            await self._write_deadlines(loaded)
+            state = loaded.state
+            return ok(game=game, version=state.seen(player), table=state.summary())
+
+        return await self._session(game, change, busy="the table is busy; try again")
 
     # -- commands --------------------------------------------------------------------------------
     async def on_command(self, subject: str, body: bytes) -> dict[str, Any]:
@@ -594,55 +622,58 @@ class Gamemaster(Service):
             # ever accepted here): without the game's lock and the store, so that a player
             # who is not at this table cannot slow the ones who are
             cached.table.decide(cached.state, player, command.fields(), self.rng, gate_open=True)
-        # A command id seen before is answered as the first time. It is looked up only when
-        # this attempt is refused or changes nothing; an accepted one is caught by the append
-        # (the command id is unique per game), which saves a round trip on every command.
-        for attempt in range(RETRIES):
-            async with self._lock(game):
-                loaded = await self.load(game, fresh=attempt > 0)
-                table, state = loaded.table, loaded.state
-                gate_open = await self.gate_open(loaded)
-                if gate_open and (halt := await self.signatures.halt(table.game, state)):
-                    await self._commit(loaded, [(e, {}) for e in halt])
-                    raise WireError(ErrorCode.GAME_FINISHED, "the table halted: see its outcome")
-                # a command from an away player takes the seat back, in the same batch
-                back: list[Item] = [(e, {"actor": player}) for e in table.mark_back(state, player)]
-                before = state
-                for event, _ in back:
-                    before = table.evolve(before, event)
-                try:
-                    with tracing.span("decide", {"cardroom.game": game, "cardroom.player": player}):
-                        events = await _decide(
-                            table, before, player, command.fields(), self.rng, gate_open
-                        )
-                        tracing.tag("cardroom.events", len(events))
-                except Rejection:
-                    previous = await self.store.command_reply(game, command.id)
-                    if previous is not None:
-                        return previous
-                    if back:
-                        await self._commit(loaded, back)
-                    raise
-                if not events and not back:
-                    previous = await self.store.command_reply(game, command.id)
-                    if previous is not None:
-                        return previous
-                    return ok(version=state.seen(player))
-                meta: dict[str, Any] = {"actor": player, "command_id": command.id}
-                items = back + [(e, meta) for e in events]
-                try:
-                    appended = await self._append(
-                        loaded, items, command_id=command.id if events else None
-                    )
-                    await self._after(loaded, appended)
-                except (ConcurrencyError, DuplicateCommand):
-                    previous = await self.store.command_reply(game, command.id)
-                    if previous is not None:  # the same command, answered before
-                        return previous
-                    continue
-                self._sync_soon(loaded)  # after the reply: the player waits for nothing else
-                return ok(version=loaded.state.seen(player))
-        raise WireError(ErrorCode.CONFLICT, "the game is busy; try again")
+        return await self._session(
+            game,
+            lambda loaded: self._decide_command(loaded, player, command),
+            busy="the game is busy; try again",
+        )
+
+    async def _decide_command(
+        self, loaded: Loaded, player: str, command: Command
+    ) -> dict[str, Any]:
+        """Decide a player's command on the loaded game, append and publish what it causes.
+
+        A command id seen before is answered as the first time. It is looked up only when
+        the command is refused or changes nothing, or its append fails; an accepted one is
+        caught by the append (the command id is unique per game), which saves a round trip
+        on every command."""
+        table, state = loaded.table, loaded.state
+        game = state.game_id
+        gate_open = await self.gate_open(loaded)
+        if gate_open and (halt := await self.signatures.halt(table.game, state)):
+            await self._commit(loaded, [(e, {}) for e in halt])
+            raise WireError(ErrorCode.GAME_FINISHED, "the table halted: see its outcome")
+        # a command from an away player takes the seat back, in the same batch
+        back: list[Item] = [(e, {"actor": player}) for e in table.mark_back(state, player)]
+        before = state
+        for event, _ in back:
+            before = table.evolve(before, event)
+        try:
+            with tracing.span("decide", {"cardroom.game": game, "cardroom.player": player}):
+                events = await _decide(table, before, player, command.fields(), self.rng, gate_open)
+                tracing.tag("cardroom.events", len(events))
+        except Rejection:
+            previous = await self.store.command_reply(game, command.id)
+            if previous is not None:
+                return previous
+            if back:
+                await self._commit(loaded, back)
+            raise
+        if not events and not back:
+            previous = await self.store.command_reply(game, command.id)
+            return previous if previous is not None else ok(version=state.seen(player))
+        meta: dict[str, Any] = {"actor": player, "command_id": command.id}
+        items = back + [(e, meta) for e in events]
+        try:
+            appended = await self._append(loaded, items, command_id=command.id if events else None)
+            await self._after(loaded, appended)
+        except (ConcurrencyError, DuplicateCommand):
+            previous = await self.store.command_reply(game, command.id)
+            if previous is not None:  # the same command, answered before
+                return previous
+            raise  # the session runs it again
+        self._write_deadlines_soon(loaded)  # after the reply: the player waits for nothing else
+        return ok(version=loaded.state.seen(player))
 
     async def _commit(self, loaded: Loaded, items: Sequence[Item]) -> None:
         """Append, move on if nobody present must acknowledge, write the deadlines."""
@@ -651,7 +682,7 @@ class Gamemaster(Service):
         except ConcurrencyError:
             return  # another instance moved the game on; whoever comes next decides again
         await self._after(loaded, appended)
-        await self._sync(loaded)
+        await self._write_deadlines(loaded)
 
     # -- follow-ups ------------------------------------------------------------------------------
     async def on_release(self, subject: str, body: bytes) -> dict[str, Any]:
@@ -659,21 +690,17 @@ class Gamemaster(Service):
         game, version = release.game, release.version
         tracing.tag("cardroom.game", game)
         tracing.tag("cardroom.version", version)
-        # the acktracker saw no gating ack owed at all once this gate was released; true
-        # while the game is at that version (see AckResult.open)
-        said_open = release.open is True
-        for attempt in range(RETRIES):
-            async with self._lock(game):
-                loaded = await self.load(game, fresh=attempt > 0 or self._behind(game, version))
-                if said_open and attempt == 0 and loaded.state.version == version:
-                    loaded.gate.open_at = version
-                try:
-                    await self._advance(loaded, {version})
-                except ConcurrencyError:
-                    continue
-                self._sync_soon(loaded)
-                return ReleaseReply(version=loaded.state.version).body()
-        raise WireError(ErrorCode.CONFLICT, "the game is busy")
+
+        async def follow_up(loaded: Loaded) -> dict[str, Any]:
+            # the acktracker saw no gating ack owed at all once this gate was released; true
+            # while the game is at that version (see AckResult.open)
+            if release.open and loaded.state.version == version:
+                loaded.gate.open_at = version
+            await self._advance(loaded, {version})
+            self._write_deadlines_soon(loaded)
+            return ReleaseReply(version=loaded.state.version).body()
+
+        return await self._session(game, follow_up, at=version)
 
     # -- time ------------------------------------------------------------------------------------
     async def on_timeout(self, subject: str, body: bytes) -> dict[str, Any]:
@@ -685,18 +712,15 @@ class Gamemaster(Service):
         """
         timeout = parse_request(Timeout, decode_json(body))
         game, version, key = timeout.game, timeout.version, timeout.key
-        for attempt in range(RETRIES):
-            async with self._lock(game):
-                loaded = await self.load(game, fresh=attempt > 0 or self._behind(game, version))
-                try:
-                    result = await self._timeout(loaded, version, key)
-                except ConcurrencyError:
-                    continue
-                if result in ("fired", "nothing"):
-                    await self.deadlines.mark_fired(game, key, version)
-                await self._sync(loaded, force=result == "stale")
-                return ok(result=result, version=loaded.state.version)
-        raise WireError(ErrorCode.CONFLICT, "the game is busy")
+
+        async def fire(loaded: Loaded) -> dict[str, Any]:
+            result = await self._timeout(loaded, version, key)
+            if result in ("fired", "nothing"):
+                await self.deadlines.mark_fired(game, key, version)
+            await self._write_deadlines(loaded, force=result == "stale")
+            return ok(result=result, version=loaded.state.version)
+
+        return await self._session(game, fire, at=version)
 
     async def _timeout(self, loaded: Loaded, version: int, key: str) -> str:
         table, state = loaded.table, loaded.state
@@ -753,21 +777,18 @@ class Gamemaster(Service):
         """Evaluate a game again: excuse stuck acks of away players, move on if the gate is
         open, write the deadlines. Asked by the timers service after a skipped evaluation."""
         game = parse_request(Reconcile, decode_json(body)).game
-        for _ in range(RETRIES):
-            async with self._lock(game):
-                loaded = await self.load(game, fresh=True)
-                state = loaded.state
-                released: list[int] = []
-                if state.status == "playing" and state.away:
-                    stuck = await self.store.debtors(game) & set(state.away)
-                    released = await self.store.excuse(game, stuck)
-                try:
-                    await self._advance(loaded, set(released))
-                except ConcurrencyError:
-                    continue
-                await self._sync(loaded, force=True)
-                return ok(version=loaded.state.version)
-        raise WireError(ErrorCode.CONFLICT, "the game is busy")
+
+        async def evaluate(loaded: Loaded) -> dict[str, Any]:
+            state = loaded.state
+            released: list[int] = []
+            if state.status == "playing" and state.away:
+                stuck = await self.store.debtors(game) & set(state.away)
+                released = await self.store.excuse(game, stuck)
+            await self._advance(loaded, set(released))
+            await self._write_deadlines(loaded, force=True)
+            return ok(version=loaded.state.version)
+
+        return await self._session(game, evaluate, fresh=True)
 
     # -- presence --------------------------------------------------------------------------------
     async def on_presence(self, subject: str, body: bytes) -> None:
