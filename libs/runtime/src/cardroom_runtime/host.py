@@ -14,13 +14,12 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar
 
 from cardroom_eventstore import EventStore
-from cardroom_eventstore.readmodels import StoredNotification
 from cardroom_wire import (
     ErrorCode,
     InvalidId,
@@ -163,26 +162,6 @@ class Service:
             self.rt.broker.subscriber(
                 subject, queue=queue, title=title, no_reply=True, max_workers=max_workers
             )(documented)
-
-    async def publish_notifications(self, notes: Iterable[StoredNotification]) -> int:
-        """Publish stored notifications on their players' subjects; returns how many."""
-        sent = 0
-        traced = tracing.enabled()
-        for note in notes:
-            subject = self.subjects.player(note.player_id, note.game_id)
-            if traced:  # a resend starts a trace of its own: whoever acks it continues it
-                with tracing.span(
-                    "notification resend",
-                    {"cardroom.game": note.game_id, "cardroom.player": note.player_id},
-                    kind=tracing.SpanKind.PRODUCER,
-                ):
-                    await self.rt.broker.connection.publish(
-                        subject, dumps(note.payload), headers=tracing.headers()
-                    )
-            else:
-                await self.rt.broker.publish(dumps(note.payload), subject)
-            sent += 1
-        return sent
 
     def register(self) -> None:
         """Add this service's subscribers to the broker (before it starts)."""

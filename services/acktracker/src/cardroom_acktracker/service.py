@@ -36,12 +36,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cardroom_eventstore import AckResult, readmodels, signatures
 from cardroom_eventstore.gates import Released
 from cardroom_eventstore.hot import Batcher
+from cardroom_eventstore.readmodels import StoredNotification
 from cardroom_runtime import tracing
 from cardroom_runtime.gate import SWEEP_SECONDS, Releases
 from cardroom_runtime.host import Service
@@ -184,8 +186,28 @@ class AckTracker(Service):
             finished=policy.finished,
             limit=policy.limit,
         )
-        sent = await self.publish_notifications(notes)
+        sent = await self._publish(notes)
         self._resent.inc(sent)
         if sent:
             log.info("resent %d overdue notification(s)", sent)
+        return sent
+
+    async def _publish(self, notes: Iterable[StoredNotification]) -> int:
+        """Publish stored notifications on their players' subjects; returns how many."""
+        sent = 0
+        traced = tracing.enabled()
+        for note in notes:
+            subject = self.subjects.player(note.player_id, note.game_id)
+            if traced:  # a resend starts a trace of its own: whoever acks it continues it
+                with tracing.span(
+                    "notification resend",
+                    {"cardroom.game": note.game_id, "cardroom.player": note.player_id},
+                    kind=tracing.SpanKind.PRODUCER,
+                ):
+                    await self.rt.broker.connection.publish(
+                        subject, dumps(note.payload), headers=tracing.headers()
+                    )
+            else:
+                await self.rt.broker.publish(dumps(note.payload), subject)
+            sent += 1
         return sent
