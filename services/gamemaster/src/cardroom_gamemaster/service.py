@@ -656,6 +656,11 @@ class Gamemaster(Service):
             previous = await self.store.command_reply(game, command.id)
             if previous is not None:
                 return previous
+            # refused on this instance's copy: another gamemaster may have moved the game on
+            # (the turn, the gate), so a refusal counts only on the game as it is now
+            now = await self.store.stream_version(game)
+            if now > state.version:
+                raise ConcurrencyError(game, state.version, now) from None  # run again, fresh
             if back:
                 await self._commit(loaded, back)
             raise
