@@ -5,7 +5,8 @@ it): ``CARDROOM_LOG_FORMAT=console`` (the default, for ``make run``: time, level
 message, then ``key=value`` context) or ``json`` (docker-compose: one JSON object a line:
 ``ts``, ``level``, ``logger``, ``msg`` and the context). The context is what the record
 concerns, set by the runtime for the request being handled (:func:`bind`): ``service``,
-``route``, ``game``, ``player``; a record carries the fields that are set. While the process
+``route``, ``game``, ``player``, and the gamemaster's ``command`` (the command's id); a
+record carries the fields that are set. While the process
 traces (:mod:`.tracing`), a record logged inside a span carries its ``trace_id`` too, so a
 line leads to its trace and a trace to its lines. A record with an exception carries it in
 the same line (JSON: ``exc``), so an event stays one line.
@@ -27,7 +28,7 @@ from typing import Any, Final
 from . import tracing
 
 ENV_FORMAT: Final = "CARDROOM_LOG_FORMAT"
-FIELDS: Final = ("service", "route", "game", "player", "trace_id")
+FIELDS: Final = ("service", "route", "game", "player", "command", "trace_id")
 
 _EMPTY: Final[dict[str, str]] = {}  # never changed: bind makes a new dict
 _context: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("cardroom_log_context")

@@ -52,7 +52,7 @@ from cardroom_eventstore import (
     readmodels,
 )
 from cardroom_eventstore.hot import Batcher
-from cardroom_runtime import tracing
+from cardroom_runtime import logs, tracing
 from cardroom_runtime.gate import Follower, GameGate
 from cardroom_runtime.host import Service, storage_unavailable
 from cardroom_wire import (
@@ -598,6 +598,9 @@ class Gamemaster(Service):
             command = parse_request(Command, decode_json(body))
             kind = _label(command.type)
             tracing.tag("cardroom.command", kind)
+            # what is logged from here names the command, the host's line of the request too
+            # (the host restores the context it found when the request is done)
+            logs.bind(command=command.id)
             reply = await self._command(game, player, command)
             outcome = "ok"
             return reply
