@@ -174,16 +174,18 @@ class CountingClient(Client):
         self.refused_acks: list[str] = []
         self.refusals: Counter[str] = Counter()
 
-    async def request(self, subject: str, payload: dict[str, Any] | bytes) -> dict[str, Any]:
+    async def request(
+        self, subject: str, payload: dict[str, Any] | bytes, *args: Any, **kwargs: Any
+    ) -> dict[str, Any]:
         try:
-            return await super().request(subject, payload)
+            return await super().request(subject, payload, *args, **kwargs)
         except CardroomError as exc:
             self.refusals[exc.code] += 1
             raise
 
-    async def ack(self, game: str, version: int) -> None:
+    async def ack(self, game: str, version: int, **fields: Any) -> None:
         try:
-            await super().ack(game, version)
+            await super().ack(game, version, **fields)
         except CardroomError as exc:
             self.refused_acks.append(f"{self.player} {game}@{version}: {exc}")
             raise

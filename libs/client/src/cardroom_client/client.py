@@ -675,3 +675,5 @@ class Client:
             await self.ack(note.game, note.version, **fields)
         except CardroomError as exc:
             log.warning("ack of %s@%s refused: %s", note.game, note.version, exc)
+        except Exception:  # a bug (a subclass's, say): said aloud, and the feed goes on
+            log.exception("ack of %s@%s failed", note.game, note.version)
