@@ -847,9 +847,11 @@ def _label(kind: str) -> str:
 
 
 def _outsider(state: TableState, player: str) -> bool:
-    """No command of ``player`` can be accepted at this table now, and none ever was: the
-    table is in the lobby, or the player has no seat (seats are fixed once it starts)."""
-    return state.status == "lobby" or player not in state.seats
+    """No command of ``player`` can ever be accepted at this table: it has started and the
+    player has no seat (seats are fixed once it starts). True even of a copy another
+    gamemaster has moved on since; a copy still in the lobby may not be (the table may have
+    started since), so a command to it is judged on the game as it is."""
+    return state.status != "lobby" and player not in state.seats
 
 
 __all__ = ["Gamemaster", "Rejection"]
