@@ -1,12 +1,15 @@
 """Crash safety: bots play games while every service process is killed with SIGKILL at random
 moments, several times each, and started again. Afterwards every game has finished, every
 event stream has contiguous versions, no command was applied twice, and every client received
-every notification exactly once, in order.
+every notification exactly once, in order. Twice: with one process of each service, and with
+two of each (analytics too), sharing the work as a scaled-out deployment does (queue groups,
+the projector's deliver group, the relay's tracking lock, the timers' leases, analytics'
+advisory lock), one instance killed at a time while the other carries on.
 
 Size (environment; ``make chaos`` runs a bigger one):
 
-- ``CARDROOM_CHAOS_GAMES``: at least this many games (default 100);
-- ``CARDROOM_CHAOS_KILLS``: kills of each of the five services (default 2);
+- ``CARDROOM_CHAOS_GAMES``: at least this many games (default 100; 60 with two instances);
+- ``CARDROOM_CHAOS_KILLS``: kills of each service process (default 2; 1 with two instances);
 - ``CARDROOM_CHAOS_TABLES``: tables played at once (default 10);
 - ``CARDROOM_CHAOS_SEED``: the random seed of the kill plan (default: random, printed).
 
@@ -28,35 +31,45 @@ from cardroom_runtime.games import load_games
 from support.chaos import ChaosProcess, TableRunner, env_int, shuffled_kills, verify
 from support.timedstack import GAMES, process_env
 
-GAMES_WANTED = env_int("CARDROOM_CHAOS_GAMES", 100)
-KILLS_EACH = env_int("CARDROOM_CHAOS_KILLS", 2)
 TABLES = env_int("CARDROOM_CHAOS_TABLES", 10)
 SERVICES = ["gamemaster", "relay", "projector", "acktracker", "timers"]
+SCALED = [*SERVICES, "analytics"]
+# (instances of each service, the services, at least this many games, kills of each process)
+SIZES = {
+    1: (SERVICES, env_int("CARDROOM_CHAOS_GAMES", 100), env_int("CARDROOM_CHAOS_KILLS", 2)),
+    2: (SCALED, env_int("CARDROOM_CHAOS_GAMES", 60), env_int("CARDROOM_CHAOS_KILLS", 1)),
+}
 
 load_games(GAMES)
 
-# generous: the CI size takes about two minutes on two cores
-pytestmark = pytest.mark.timeout(max(300, 3 * GAMES_WANTED + 60 * KILLS_EACH * len(SERVICES)))
 
-
+# generous: the CI sizes take about two minutes each on two cores
+@pytest.mark.timeout(max(300, max(3 * g + 60 * k * len(s) * n for n, (s, g, k) in SIZES.items())))
+@pytest.mark.parametrize("instances", sorted(SIZES))
 async def test_killing_every_service_again_and_again_loses_nothing(
+    instances: int,
     nats_url: str,
     subject_root: str,
     fresh_database: Callable[..., Awaitable[str]],
     tmp_path: Path,
 ) -> None:
+    services, games_wanted, kills_each = SIZES[instances]
     seed = env_int("CARDROOM_CHAOS_SEED", random.randrange(1_000_000))
     rng = random.Random(seed)
     database_url = await fresh_database(migrated=True)
-    root = f"{subject_root}chaos"
+    root = f"{subject_root}chaos{instances}"
     env = process_env(database_url, nats_url, root)
-    processes = {name: ChaosProcess(name, env, tmp_path) for name in SERVICES}
+    processes = {
+        f"{name}{i}": ChaosProcess(name, env, tmp_path, label=f"{name}{i}")
+        for name in services
+        for i in range(instances)
+    }
     store = await EventStore.connect(database_url)
     runner = TableRunner(nats_url, root, "highcard", {"rounds": 1}, players=2, concurrency=TABLES)
     started = time.monotonic()
     try:
         await asyncio.gather(*(p.start() for p in processes.values()))
-        plan = shuffled_kills(SERVICES, KILLS_EACH, rng)
+        plan = shuffled_kills(list(processes), kills_each, rng)
         killing_done = asyncio.Event()
 
         async def killer() -> None:
@@ -70,7 +83,7 @@ async def test_killing_every_service_again_and_again_loses_nothing(
                 killing_done.set()
 
         def keep_going() -> bool:
-            return not killing_done.is_set() or len(runner.tables) < GAMES_WANTED
+            return not killing_done.is_set() or len(runner.tables) < games_wanted
 
         kill_task = asyncio.create_task(killer())
         await runner.run(keep_going, finish_timeout=240)
@@ -84,14 +97,15 @@ async def test_killing_every_service_again_and_again_loses_nothing(
     kills = {name: p.kills for name, p in processes.items()}
     elapsed = time.monotonic() - started
     print(
-        f"\nchaos (seed {seed}): {counts['games']} games, {counts['events']} events, "
+        f"\nchaos, {instances} of each (seed {seed}): {counts['games']} games, "
+        f"{counts['events']} events, "
         f"{counts['notifications']} notifications, kills {kills} "
         f"({sum(kills.values())} in all), {counts['away']} players marked away, "
         f"{counts['house']} house moves, {elapsed:.0f}s; logs in {tmp_path}"
     )
-    assert counts["games"] >= GAMES_WANTED
-    assert kills == dict.fromkeys(SERVICES, KILLS_EACH)
-    assert all(p.starts == KILLS_EACH + 1 for p in processes.values())
+    assert counts["games"] >= games_wanted
+    assert kills == dict.fromkeys(processes, kills_each)
+    assert all(p.starts == kills_each + 1 for p in processes.values())
 
 
 async def _wait_for_tables(runner: TableRunner, n: int) -> None:

@@ -23,10 +23,14 @@ def env_int(name: str, default: int) -> int:
 
 
 class ChaosProcess(ServiceProcess):
-    """A service process whose output goes to ``<log_dir>/<name>.log`` across restarts."""
+    """A service process whose output goes to ``<log_dir>/<label>.log`` across restarts
+    (``label``: the service's name, or which of its instances this is)."""
 
-    def __init__(self, name: str, env: dict[str, str], log_dir: Path) -> None:
-        super().__init__(name, env, log_path=log_dir / f"{name}.log")
+    def __init__(
+        self, name: str, env: dict[str, str], log_dir: Path, label: str | None = None
+    ) -> None:
+        super().__init__(name, env, log_path=log_dir / f"{label or name}.log")
+        self.label = label or name
 
 
 @dataclass
