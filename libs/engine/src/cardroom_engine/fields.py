@@ -8,6 +8,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar, cast
 
+from .kit import without
+
+__all__ = ["builder", "without"]
+
 T = TypeVar("T")
 
 
@@ -16,13 +20,3 @@ def builder(state_type: type[T]) -> Callable[[list[Any]], T]:
     position): ``state_type._make`` without its length check (setting items keeps the length)
     and its method call."""
     return cast(Callable[[list[Any]], T], partial(tuple.__new__, state_type))
-
-
-def without(items: tuple[T, ...], item: T) -> tuple[T, ...]:
-    """``items`` less ``item``, for items that are unique (cards, seats): one at most."""
-    kept = list(items)
-    try:
-        kept.remove(item)
-    except ValueError:
-        return items
-    return tuple(kept)

@@ -213,9 +213,9 @@ class Table:
 
     def __init__(self, game: Game[Any]) -> None:
         self.game = game
-        # event types the game may address to some seats only (optional hook, see
-        # GameRules.audience): their non-addressees do not see the version move
-        self.private_events: frozenset[str] = frozenset(getattr(game, "private_events", ()))
+        # event types the game may address to some seats only (see GameRules.audience):
+        # their non-addressees do not see the version move
+        self.private_events: frozenset[str] = frozenset(game.private_events)
 
     # -- lobby ---------------------------------------------------------------------------
     def create(
@@ -283,7 +283,7 @@ class Table:
 
     def _check_key(self, key: str | None, *, taken: Iterable[str]) -> None:
         if key is None:
-            if getattr(self.game, "seat_keys", False):
+            if self.game.seat_keys:
                 raise Rejection(
                     ErrorCode.KEY_REQUIRED,
                     f"{self.game.name} binds every seat to its player's verify key: "
@@ -310,9 +310,8 @@ class Table:
         return self._start(state, rng)
 
     def _start(self, state: TableState, rng: random.Random) -> list[Event]:
-        check = getattr(self.game, "check_start", None)
-        if check is not None:  # e.g. take5: enough cards for this many players
-            check(self.game.config_model.model_validate(state.config), state.seats)
+        # e.g. take5: enough cards for this many players
+        self.game.check_start(self.game.config_model.model_validate(state.config), state.seats)
         started: Event = {"type": STARTED, "seats": list(state.seats)}
         after = self.evolve(state, started)
         return [started, *self._finish_if_over(after, self.game.start(after.game, rng))]
@@ -488,16 +487,13 @@ class Table:
             seats = tuple(event["seats"])
             config = self.game.config_model.model_validate(state.config)
             game = self.game.setup(config, seats)
-            # a game that signs or hashes its moves binds them to this table (optional hook)
-            bind = getattr(self.game, "bind_table", None)
-            if bind is not None:
-                game = bind(game, state.game_id)
-            # the verify keys the seats joined with (optional hook; only when there are some,
-            # so a table whose joins named no key folds exactly as before keys existed)
-            bind_keys = getattr(self.game, "bind_keys", None)
+            # a game that signs or hashes its moves binds them to this table
+            game = self.game.bind_table(game, state.game_id)
+            # the verify keys the seats joined with (only when there are some, so a table
+            # whose joins named no key folds exactly as before keys existed)
             keys = {p: state.keys[p] for p in seats if p in state.keys}
-            if bind_keys is not None and keys:
-                game = bind_keys(game, keys)
+            if keys:
+                game = self.game.bind_keys(game, keys)
             return replace(state, seats=seats, status="playing", game=game, version=version)
         if kind == FINISHED:
             return replace(state, status="finished", outcome=event["outcome"], version=version)
@@ -506,7 +502,7 @@ class Table:
     def _private(self, state: TableState, event: Event, version: int) -> TableState:
         """A game event of a type the game may address to some seats only: the seats left
         out of its ``audience`` do not count it (see :meth:`TableState.seen`)."""
-        audience = self.game.audience(state.game, event)  # type: ignore[attr-defined]
+        audience = self.game.audience(state.game, event)
         moved = _moved(state, self.game.evolve(state.game, event), version)
         if audience is None:
             return moved

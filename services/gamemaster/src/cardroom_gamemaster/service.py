@@ -743,7 +743,7 @@ class Gamemaster(Service):
         items: list[Item] = []
         # a heavy game's timeout may be CPU work too (Macaua's audit deadline opens every
         # position the published keys open): off the loop, under the game's lock like decide
-        if getattr(table.game, "heavy", False):
+        if table.game.heavy:
             fired = await asyncio.to_thread(table.fire, state, key, self.rng)
         else:
             fired = table.fire(state, key, self.rng)
@@ -869,7 +869,7 @@ async def _decide(
     would hold up every other game on the event loop. The caller holds the game's lock, so
     one game's commands are still decided one at a time, in order; the table and its states
     are immutable (what they cache when read is the same whichever thread computes it)."""
-    if getattr(table.game, "heavy", False):
+    if table.game.heavy:
         return await asyncio.to_thread(
             table.decide, state, player, fields, rng, gate_open=gate_open
         )

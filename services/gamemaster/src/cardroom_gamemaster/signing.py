@@ -37,7 +37,7 @@ class TransitionSignatures:
     async def halt(self, rules: Any, state: TableState) -> list[Event]:
         """The events that halt the table (a rejection, a bad or missing signature since the
         last look), or none: every transition so far counts."""
-        if not getattr(rules, "signed_transitions", False) or state.status != "playing":
+        if not rules.signed_transitions or state.status != "playing":
             return []
         game = state.game_id
         after, upto = self._checked.get(game, 0), state.version
