@@ -75,8 +75,7 @@ from common import (
 )
 from gamesim import Played, load_real_games, play_timed, seats_for, try_game
 
-from cardroom.analytics_cli import rebuild_projector
-from cardroom.projector_rebuild import ProjectorReport
+from cardroom.projector_rebuild import ProjectorReport, rebuild_projector
 
 TARGET_OVER_SCAN = 0.3
 

@@ -109,7 +109,8 @@ async def balanced(
     results more than its play does), rated together by analytics."""
     from cardroom_runtime.nats import connect
 
-    from cardroom.analytics_cli import ask, bot_players, run_tournament
+    from cardroom.analytics_cli import ask
+    from cardroom.tournament_cli import bot_players, run_tournament
 
     orders = [kinds] if len(kinds) < 3 else [kinds, [kinds[0], *reversed(kinds[1:])]]
     began = time.perf_counter()

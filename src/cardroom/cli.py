@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from . import analytics_cli, status_cli
+from . import analytics_cli, rebuild_cli, replay_cli, status_cli, tournament_cli
 from .services import SERVICES, ServiceName
 
 app = typer.Typer(
@@ -28,7 +28,10 @@ app = typer.Typer(
     add_completion=False,
 )
 console = Console(stderr=True)
-app.add_typer(analytics_cli.app)  # stats, tournament, replay, rebuild
+app.add_typer(analytics_cli.app)  # stats
+app.add_typer(tournament_cli.app)  # tournament
+app.add_typer(replay_cli.app)  # replay
+app.add_typer(rebuild_cli.app)  # rebuild
 app.add_typer(status_cli.app)  # status
 
 

@@ -137,9 +137,9 @@ async def _status(once: bool, interval: float, metrics: Sequence[str]) -> None:
     from cardroom_runtime.discovery import read_running
     from cardroom_runtime.settings import Settings
 
-    from cardroom.analytics_cli import _target
+    from cardroom.cli_shell import find_target
 
-    target = await _target()
+    target = await find_target()
     urls = list(metrics)
     running = read_running(Settings.from_env().data_dir) or {}
     if not urls and running.get("metrics_url"):

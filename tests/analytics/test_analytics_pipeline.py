@@ -19,15 +19,10 @@ from cardroom_eventstore import log as eventstore_log
 from support.stack import wait_until
 from typer.testing import CliRunner
 
-from cardroom import analytics_cli, projector_rebuild
-from cardroom.analytics_cli import (
-    TournamentResult,
-    read_game,
-    rebuild_projector,
-    replay,
-    run_tournament,
-    seen_by,
-)
+from cardroom import analytics_cli, cli, projector_rebuild
+from cardroom.projector_rebuild import PROJECTOR_TABLES, rebuild_projector
+from cardroom.replay_cli import read_game, replay, seen_by
+from cardroom.tournament_cli import TournamentResult, run_tournament
 
 GAMES = 6
 
@@ -141,7 +136,7 @@ async def test_rebuild_equals_live_for_every_read_model(
     assert report.equal, report.differences
     assert report.games >= GAMES
     assert report.replaced == report.games
-    for table in analytics_cli.PROJECTOR_TABLES:
+    for table in PROJECTOR_TABLES:
         one = await rebuild_projector(store, tables=(table,), game=played.games[0])
         assert one.equal
         assert one.games == 1
@@ -242,7 +237,7 @@ async def test_the_commands(cardroom: AnalyticsRun, played: TournamentResult) ->
     runner = CliRunner()
 
     def invoke(*args: str) -> Any:
-        return runner.invoke(analytics_cli.app, list(args), env=env, catch_exceptions=False)
+        return runner.invoke(cli.app, list(args), env=env, catch_exceptions=False)
 
     result = await asyncio.to_thread(
         invoke, "tournament", "--game", "highcard", "--bots", "random,random", "--games", "2",

@@ -10,7 +10,8 @@ from cardroom_engine import registry
 from cardroom_runtime.games import load_games
 from support.public import public_versions
 
-from cardroom.analytics_cli import CliError, public_updates, replay, seen_by
+from cardroom.cli_shell import CliError
+from cardroom.replay_cli import public_updates, replay, seen_by
 
 GAMES = sorted(set(load_games()) | {"highcard"})
 SEEDS = (1, 2)

@@ -13,7 +13,7 @@ from cardroom_eventstore import readmodels
 from cardroom_wire import Notification
 from support.stack import Recorder, Stack, as_event, contiguous, projected, wait_until
 
-from cardroom.analytics_cli import read_game, seen_by
+from cardroom.replay_cli import read_game, seen_by
 
 
 async def _replayed(stack: Stack, game: str) -> Table:

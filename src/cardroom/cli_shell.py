@@ -1,0 +1,69 @@
+"""What the operator commands share: finding the running cardroom, one-line errors.
+
+The commands (``stats``, ``tournament``, ``replay``, ``rebuild``, ``status``) are typer
+sub-apps mounted on the ``cardroom`` command; each is a thin shell around async functions that
+the tests call directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from cardroom_runtime.discovery import Services
+
+err = Console(stderr=True)
+log = logging.getLogger("cardroom.cli")
+
+
+def sub_app(help: str) -> typer.Typer:
+    """A typer app whose commands the ``cardroom`` command mounts as its own."""
+    return typer.Typer(help=help, no_args_is_help=True, add_completion=False)
+
+
+class CliError(Exception):
+    """A failure to report in one line (no traceback)."""
+
+
+# -- connecting ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """Where the running cardroom is (from the CARDROOM_* settings, as `serve` finds it)."""
+
+    services: Services
+    nats_url: str
+    database_url: str
+    root: str
+
+    async def close(self) -> None:
+        await self.services.aclose()
+
+
+async def find_target() -> Target:
+    from cardroom_runtime.discovery import discover
+    from cardroom_runtime.games import load_games
+    from cardroom_runtime.postgres import database_url
+    from cardroom_runtime.settings import Settings
+
+    load_games()
+    settings = Settings.from_env()
+    services = await discover(settings, mode=None)
+    url = settings.database_url or database_url(services.database_admin_url, "cardroom")
+    return Target(services, services.nats_url, url, settings.subject_root)
+
+
+def run_command(coro: Any) -> Any:
+    """Run a command's coroutine; a :class:`CliError` is one red line and exit code 2."""
+    try:
+        return asyncio.run(coro)
+    except CliError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(2) from None

@@ -1,0 +1,109 @@
+"""``cardroom rebuild``: drop a read model, rebuild it from the first event, verify it
+equals the live one (:mod:`cardroom.projector_rebuild`, :func:`cardroom_analytics.rebuild`)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from cardroom.cli_shell import err, find_target, run_command, sub_app
+from cardroom.projector_rebuild import PROJECTOR_TABLES, rebuild_projector
+
+app = sub_app("Read-model rebuilds.")
+
+
+class Projection(StrEnum):
+    all = "all"
+    projector = "projector"
+    notifications = "notifications"
+    views = "views"
+    tables = "tables"
+    analytics = "analytics"
+
+
+@app.command()
+def rebuild(
+    projection: Annotated[
+        Projection,
+        typer.Argument(
+            help="What to rebuild: the projector's read models (notifications, views, tables: "
+            "all three with 'projector'), analytics' tables, or all."
+        ),
+    ] = Projection.all,
+    game: Annotated[str | None, typer.Option(help="Only this game (projector).")] = None,
+    repair: Annotated[
+        bool, typer.Option(help="Keep the rebuilt rows even when they differ from the live ones.")
+    ] = False,
+) -> None:
+    """Drop a read model, rebuild it from the first event, verify it equals the live one."""
+    if projection in (Projection.all, Projection.projector):
+        tables: tuple[str, ...] = PROJECTOR_TABLES
+    elif projection == Projection.analytics:
+        tables = ()
+    else:
+        tables = (projection.value,)
+    with_analytics = projection in (Projection.all, Projection.analytics)
+
+    async def run() -> list[tuple[str, bool, str]]:
+        from cardroom_analytics import read_events
+        from cardroom_analytics import rebuild as rebuild_analytics
+        from cardroom_eventstore import EventStore
+        from cardroom_wire import Subjects
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        target = await find_target()
+        lines: list[tuple[str, bool, str]] = []
+        try:
+            if tables:
+                store = await EventStore.connect(target.database_url)
+                try:
+                    p = await rebuild_projector(store, tables=tables, game=game, repair=repair)
+                finally:
+                    await store.close()
+                lines.append(
+                    (
+                        "projector: " + ", ".join(tables),
+                        p.equal,
+                        f"{p.games} games, {p.rows} rows, {p.seconds:.2f}s"
+                        + "".join(f"\n  {d}" for d in p.differences[:20]),
+                    )
+                )
+            if with_analytics:
+                engine = create_async_engine(target.database_url)
+                subjects = Subjects(target.root)
+                try:
+                    a = await rebuild_analytics(
+                        engine,
+                        lambda: read_events(target.nats_url, subjects),
+                        repair=repair,
+                    )
+                finally:
+                    await engine.dispose()
+                lines.append(
+                    (
+                        "analytics",
+                        a.equal,
+                        f"{a.events} events, {a.games} games, {a.rows} rows, {a.seconds:.2f}s"
+                        + "".join(f"\n  {d}" for d in a.differences),
+                    )
+                )
+        finally:
+            await target.close()
+        return lines
+
+    lines: list[tuple[str, bool, str]] = run_command(run())
+    out = RichTable(title="rebuild from the first event vs live")
+    out.add_column("read model")
+    out.add_column("equal")
+    out.add_column("details")
+    for name, equal, details in lines:
+        out.add_row(name, "[green]yes[/]" if equal else "[red]NO[/]", details)
+    Console().print(out)
+    if not all(equal for _, equal, _ in lines):
+        if repair:
+            err.print("[yellow]the rebuilt rows replaced the live ones[/]")
+        raise typer.Exit(1)
