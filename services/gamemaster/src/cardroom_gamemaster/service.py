@@ -51,6 +51,7 @@ from cardroom_eventstore import (
     RecordedEvent,
     readmodels,
 )
+from cardroom_eventstore.deadlines import ACKS, DeadlineWriter
 from cardroom_eventstore.hot import Batcher
 from cardroom_runtime import logs, tracing
 from cardroom_runtime.gate import Follower, GameGate
@@ -82,7 +83,6 @@ from cardroom_wire import (
 )
 
 from .credentials import Credentials
-from .deadlines import ACKS, DeadlineWriter
 from .signing import TransitionSignatures
 
 log = logging.getLogger("cardroom.gamemaster")
