@@ -147,3 +147,19 @@ async def test_many_tracking_records_commit_or_roll_back_together(store: EventSt
     async with store.tracking_many(["a"]) as tracking:
         with pytest.raises(ValueError, match="cannot go back"):
             await tracking.advance({"a": 2})
+
+
+async def test_a_tracking_transaction_waits_for_the_wal_flush_unless_told_not_to(
+    store: EventStore,
+) -> None:
+    async with store.tracking("durable") as tracking:
+        assert await tracking.conn.scalar(text("SHOW synchronous_commit")) == "on"
+        await tracking.advance(1)
+    async with store.tracking("relaxed", durable=False) as tracking:
+        assert await tracking.conn.scalar(text("SHOW synchronous_commit")) == "off"
+        await tracking.advance(2)
+    # the setting was the transaction's own: the pool's connections are as they were
+    async with store.engine.connect() as conn:
+        assert await conn.scalar(text("SHOW synchronous_commit")) == "on"
+    assert await store.checkpoint("durable") == 1
+    assert await store.checkpoint("relaxed") == 2

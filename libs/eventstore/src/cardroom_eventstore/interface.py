@@ -110,7 +110,9 @@ class Store(Protocol):
 
     async def checkpoints(self, prefix: str) -> list[tuple[str, int]]: ...
 
-    def tracking(self, name: str) -> AbstractAsyncContextManager[TrackingRecord]: ...
+    def tracking(
+        self, name: str, *, durable: bool = True
+    ) -> AbstractAsyncContextManager[TrackingRecord]: ...
 
     # deadlines
     @property

@@ -350,9 +350,9 @@ class InMemoryEventStore:
         return sorted((n, p) for n, p in self._checkpoints.items() if n.startswith(prefix))
 
     @asynccontextmanager
-    async def tracking(self, name: str) -> AsyncIterator[InMemoryTracking]:
+    async def tracking(self, name: str, *, durable: bool = True) -> AsyncIterator[InMemoryTracking]:
         """See ``EventStore.tracking``: its record locked; its advance commits with the block,
-        or is forgotten when the block raises."""
+        or is forgotten when the block raises (durable or not: memory holds no WAL)."""
         lock = self._tracking_locks.setdefault(name, asyncio.Lock())
         async with lock:
             record = InMemoryTracking(name, self._checkpoints.get(name, 0))

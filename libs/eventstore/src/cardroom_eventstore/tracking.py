@@ -97,6 +97,9 @@ class Tracking:
         self.position = position
 
 
+_RELAXED = text("SET LOCAL synchronous_commit = off")
+
+
 class Checkpoints:
     """The tracking part of :class:`~cardroom_eventstore.EventStore`."""
 
@@ -122,12 +125,17 @@ class Checkpoints:
             return [(str(n), int(p)) for n, p in (await conn.execute(query)).all()]
 
     @asynccontextmanager
-    async def tracking(self, name: str) -> AsyncIterator[Tracking]:
+    async def tracking(self, name: str, *, durable: bool = True) -> AsyncIterator[Tracking]:
         """A transaction with the tracking record ``name`` locked; see :class:`Tracking`.
 
         Commits when the block ends, rolls back (checkpoint included) when it raises.
+        ``durable=False``: the commit does not wait for the WAL flush, for a follower whose
+        effects are idempotent elsewhere (the relay: JetStream drops what it publishes
+        again), so that losing the checkpoint in a database crash only means doing it again.
         """
         async with self.engine.begin() as conn:
+            if not durable:
+                await conn.execute(_RELAXED)
             position = await conn.scalar(_TRACK, {"name": name})
             yield Tracking(conn, name, int(position or 0))
 

@@ -17,7 +17,6 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-import sqlalchemy as sa
 from cardroom_eventstore import RecordedEvent
 from cardroom_runtime.host import Service, ensure_events_stream
 from cardroom_runtime.nats import connect
@@ -169,10 +168,9 @@ class Relay(Service):
         # (JetStream drops the duplicates), instead of holding every game for long
         async with asyncio.timeout(PUBACK_TIMEOUT):
             await asyncio.gather(*acks)
-        async with self.store.tracking(CHECKPOINT) as tracking:
-            # a checkpoint lost in a crash only means publishing again, which JetStream
-            # de-duplicates: no need to wait for the WAL flush
-            await tracking.conn.execute(sa.text("SET LOCAL synchronous_commit = off"))
+        # a checkpoint lost in a crash only means publishing again, which JetStream
+        # de-duplicates: no need to wait for the WAL flush
+        async with self.store.tracking(CHECKPOINT, durable=False) as tracking:
             await tracking.advance(events[-1].position)
         self.position = events[-1].position
         now = datetime.now(UTC)
