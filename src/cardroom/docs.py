@@ -32,6 +32,7 @@ from cardroom_wire import (
     SyncRequest,
 )
 from cardroom_wire.events import EventRecord
+from cardroom_wire.internal import Back, DeadlineHint, Reconcile, Release, Timeout
 from faststream.nats import NatsBroker
 from faststream.specification import AsyncAPI
 from pydantic import BaseModel
@@ -44,6 +45,17 @@ REQUESTS: dict[str, list[type[BaseModel]]] = {
     "commands": [Command],
     "acks": [Ack],
     "sync": [SyncRequest],
+}
+
+
+# the internal subjects' payloads by channel (each model's description names its sender and
+# receiver); never granted to players
+INTERNAL: dict[str, type[BaseModel]] = {
+    "release": Release,
+    "timeout": Timeout,
+    "reconcile": Reconcile,
+    "deadlines": DeadlineHint,
+    "back": Back,
 }
 
 
@@ -94,47 +106,7 @@ def build(root: str = "cardroom") -> dict[str, Any]:
     requests: dict[str, dict[str, Any]] = {t: _schema(m) for t, m in REQUESTS.items()}
     requests["analytics"] = QUERY_SCHEMA
     requests["projector"] = EventRecord.model_json_schema()  # it consumes the event stream
-    requests["release"] = {
-        "type": "object",
-        "description": "acktracker -> gamemaster (published; a request gets an answer): "
-        "the gate of this version was released; `open`: no other gate held the game then",
-        "properties": {
-            "game": {"type": "string"},
-            "version": {"type": "integer"},
-            "open": {"type": "boolean"},
-        },
-        "required": ["game", "version"],
-    }
-    # between services (gamemaster, timers); never granted to players
-    requests["timeout"] = {
-        "type": "object",
-        "description": "timers -> gamemaster: the deadline `key` of `version` is due",
-        "properties": {
-            "game": {"type": "string"},
-            "version": {"type": "integer"},
-            "key": {"type": "string"},
-        },
-        "required": ["game", "version", "key"],
-    }
-    requests["reconcile"] = {
-        "type": "object",
-        "description": "timers -> gamemaster: evaluate the game's deadlines again",
-        "properties": {"game": {"type": "string"}},
-        "required": ["game"],
-    }
-    requests["deadlines"] = {
-        "type": "object",
-        "description": "gamemaster -> timers: a deadline of the game is due at `due` (epoch s)",
-        "properties": {"game": {"type": "string"}, "due": {"type": "number"}},
-        "required": ["game", "due"],
-    }
-    requests["back"] = {
-        "type": "object",
-        "description": "acktracker -> gamemaster (no reply): an away player acknowledged "
-        "something owed while away, so they are back",
-        "properties": {"game": {"type": "string"}, "player": {"type": "string"}},
-        "required": ["game", "player"],
-    }
+    requests.update({title: model.model_json_schema() for title, model in INTERNAL.items()})
     # the gamemaster also listens to syncs (without answering): an away player is back
     requests["presence-syncs"] = requests["sync"]
     for title, schema in requests.items():
