@@ -13,7 +13,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import cardroom_games.macaua.rules as macaua_rules
+import cardroom_games.macaua.flow as macaua_flow
 import pytest
 from cardroom_bots.players import BotPlayer
 from cardroom_client import Client
@@ -62,13 +62,13 @@ async def test_a_withheld_audit_ends_the_game_and_the_winner_keeps_it(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     opened_in: list[int] = []
-    audit_decks = macaua_rules.audit_decks
+    audit_decks = macaua_flow.audit_decks
 
     def recording(*args: Any, **kwargs: Any) -> Any:
         opened_in.append(threading.get_ident())
         return audit_decks(*args, **kwargs)
 
-    monkeypatch.setattr(macaua_rules, "audit_decks", recording)
+    monkeypatch.setattr(macaua_flow, "audit_decks", recording)
     seats = ["e0", "e1", "e2"]
     clients = [await Client.connect(stack.nats_url, p, subject_root=stack.root) for p in seats]
     withholder = Withholder(clients[2])

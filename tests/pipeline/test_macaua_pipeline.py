@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-import cardroom_games.macaua.rules as macaua_rules
+import cardroom_games.macaua.commands as macaua_commands
 import nats
 import pytest
 from cardroom_bots.players import BotPlayer
@@ -302,7 +302,7 @@ async def test_proofs_are_checked_off_the_event_loop(
         return checked
 
     for name in ("check_shuffle_step", "check_mask_step"):
-        monkeypatch.setattr(macaua_rules, name, recording(name, getattr(macaua_rules, name)))
+        monkeypatch.setattr(macaua_commands, name, recording(name, getattr(macaua_commands, name)))
     assert getattr(registry.get("macaua"), "heavy", False) is True
     game, outcome, _notes, _public = await _play(stack, ["o0", "o1"], {"max_turns": 60})
     assert outcome["details"]["result"] in ("won", "turn_limit")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from cardroom_bots import play_table
 from cardroom_engine import Table, registry
-from cardroom_games.sixtysix.rules import ROUND_DEALT
+from cardroom_games.sixtysix.state import ROUND_DEALT
 from cardroom_runtime.games import load_games
 from support.stack import Stack, as_event
 

@@ -14,11 +14,11 @@ It exists to test the engine and the services without waiting for the real games
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any, Literal, NamedTuple
 
-from cardroom_engine import Event, GameRules, Message, Outcome, Rejection, parse_command
+from cardroom_engine import Command, Event, GameRules, Message, Outcome, Rejection, parse_command
+from cardroom_engine.kit import Commands, Folds, state
 from cardroom_wire import ErrorCode
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,8 +42,8 @@ class Fold(BaseModel):
     type: Literal["fold"]
 
 
-@dataclass(frozen=True)
-class State:
+@state
+class State(NamedTuple):
     seats: tuple[str, ...]
     rounds: int
     max_value: int
@@ -56,11 +56,77 @@ class State:
     turn: str | None = None
     prompted: bool = False
     phase: str = "dealing"  # dealing | betting | showdown | over
+    think: float | None = None  # the timed variant's clock (support.timedhighcard)
 
     def card(self, player: str) -> int:
         return dict(self.cards)[player]
 
 
+# -- commands ---------------------------------------------------------------------------------
+COMMANDS = Commands[State]("highcard")
+
+
+def _my_turn(s: State, actor: str) -> None:
+    if s.phase != "betting" or s.turn != actor or not s.prompted:
+        raise Rejection(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
+
+
+@COMMANDS.on("bet")
+def _bet(s: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+    _my_turn(s, actor)
+    return [{"type": "BetPlaced", "player": actor, "amount": parse_command(Bet, command).amount}]
+
+
+@COMMANDS.on("fold")
+def _fold(s: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+    _my_turn(s, actor)
+    parse_command(Fold, command)
+    return [{"type": "Folded", "player": actor}]
+
+
+# -- folds ------------------------------------------------------------------------------------
+FOLDS = Folds[State]("highcard")
+
+
+@FOLDS.on("Dealt")
+def _dealt(s: State, event: Event) -> State:
+    cards = tuple((p, int(event["cards"][p])) for p in s.seats)
+    return s._replace(
+        round=event["round"], cards=cards, acted=(), folded=(), pot=0, turn=None, phase="dealing"
+    )
+
+
+@FOLDS.on("TurnStarted")
+def _turn_started(s: State, event: Event) -> State:
+    return s._replace(turn=event["player"], prompted=False, phase="betting")
+
+
+@FOLDS.on("TurnPrompted")
+def _turn_prompted(s: State, event: Event) -> State:
+    return s._replace(prompted=True)
+
+
+@FOLDS.on("BetPlaced")
+def _bet_placed(s: State, event: Event) -> State:
+    return s._replace(acted=(*s.acted, event["player"]), pot=s.pot + event["amount"], turn=None)
+
+
+@FOLDS.on("Folded")
+def _folded(s: State, event: Event) -> State:
+    p = event["player"]
+    return s._replace(acted=(*s.acted, p), folded=(*s.folded, p), turn=None)
+
+
+@FOLDS.on("Showdown")
+def _showdown(s: State, event: Event) -> State:
+    chips = dict(s.chips)
+    if event["winner"] is not None:
+        chips[event["winner"]] += event["pot"]
+    over = s.round >= s.rounds
+    return s._replace(chips=tuple(chips.items()), pot=0, phase="over" if over else "showdown")
+
+
+# -- the game ---------------------------------------------------------------------------------
 class HighCard(GameRules[State]):
     name = "highcard"
     min_players = 2
@@ -92,19 +158,10 @@ class HighCard(GameRules[State]):
             "cards": dict(zip(state.seats, values, strict=True)),
         }
 
-    def decide(
-        self, state: State, actor: str, command: Mapping[str, Any], rng: random.Random
-    ) -> list[Event]:
-        kind = command.get("type")
-        if kind not in ("bet", "fold"):
-            raise Rejection(ErrorCode.UNKNOWN_COMMAND, "highcard knows the commands bet and fold")
-        if state.phase != "betting" or state.turn != actor or not state.prompted:
-            raise Rejection(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
-        if kind == "bet":
-            bet = parse_command(Bet, command)
-            return [{"type": "BetPlaced", "player": actor, "amount": bet.amount}]
-        parse_command(Fold, command)
-        return [{"type": "Folded", "player": actor}]
+    decide = COMMANDS.decide
+
+    # the registry's own bound method: no extra call for every event of every replay
+    evolve = FOLDS.evolve
 
     def follow_up(self, state: State, rng: random.Random) -> list[Event]:
         if state.phase == "dealing":
@@ -122,46 +179,6 @@ class HighCard(GameRules[State]):
         if state.phase == "showdown" and state.round < state.rounds:
             return [self._deal(state, rng)]
         return []
-
-    def evolve(self, state: State, event: Event) -> State:
-        kind = event["type"]
-        if kind == "Dealt":
-            return replace(
-                state,
-                round=event["round"],
-                cards=tuple((p, int(event["cards"][p])) for p in state.seats),
-                acted=(),
-                folded=(),
-                pot=0,
-                turn=None,
-                phase="dealing",
-            )
-        if kind == "TurnStarted":
-            return replace(state, turn=event["player"], prompted=False, phase="betting")
-        if kind == "TurnPrompted":
-            return replace(state, prompted=True)
-        if kind == "BetPlaced":
-            return replace(
-                state,
-                acted=(*state.acted, event["player"]),
-                pot=state.pot + event["amount"],
-                turn=None,
-            )
-        if kind == "Folded":
-            p = event["player"]
-            return replace(state, acted=(*state.acted, p), folded=(*state.folded, p), turn=None)
-        if kind == "Showdown":
-            chips = dict(state.chips)
-            if event["winner"] is not None:
-                chips[event["winner"]] += event["pot"]
-            over = state.round >= state.rounds
-            return replace(
-                state,
-                chips=tuple(chips.items()),
-                pot=0,
-                phase="over" if over else "showdown",
-            )
-        raise ValueError(f"unknown event {kind!r}")
 
     def notify(self, before: State, event: Event, after: State) -> dict[str, Message]:
         kind = event["type"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from cardroom_engine import Deadline, Event
@@ -21,11 +20,6 @@ class TimedConfig(Config):
     think: float | None = Field(default=None, gt=0, le=3600, allow_inf_nan=False)
 
 
-@dataclass(frozen=True)
-class TimedState(State):
-    think: float | None = None
-
-
 def turn_key(state: State) -> str:
     return f"turn:{state.round}:{len(state.acted)}"
 
@@ -34,18 +28,12 @@ class TimedHighCard(HighCard):
     name = "timedhighcard"
     config_model = TimedConfig
 
-    def setup(self, config: Any, seats: Sequence[str]) -> TimedState:
+    def setup(self, config: Any, seats: Sequence[str]) -> State:
         assert isinstance(config, TimedConfig)
-        return TimedState(
-            seats=tuple(seats),
-            rounds=config.rounds,
-            max_value=config.max_value,
-            chips=tuple((p, 0) for p in seats),
-            think=config.think,
-        )
+        return super().setup(config, seats)._replace(think=config.think)
 
     def deadline(self, state: State) -> Deadline | None:
-        think = getattr(state, "think", None)
+        think = state.think
         if think is None or state.phase != "betting" or not state.prompted or not state.turn:
             return None
         return Deadline(think, turn_key(state))

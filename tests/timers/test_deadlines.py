@@ -205,7 +205,7 @@ async def _house_moved(stack: TimedStack, game: str) -> bool:
 
 
 def test_turn_key_names_the_turn() -> None:
-    from support.timedhighcard import TimedState
+    from support.highcard import State
 
-    state = TimedState(seats=("a", "b"), rounds=1, max_value=9, round=2, acted=("a",))
+    state = State(seats=("a", "b"), rounds=1, max_value=9, round=2, acted=("a",))
     assert turn_key(state) == "turn:2:1"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from cardroom_engine import Event, Rejection, Table, TableState
 from cardroom_games.macaua import BAD_SIGNATURE, HeuristicBot, MacauaBot, RandomMacauaBot
-from cardroom_games.macaua.rules import MaskedCards, genesis_hash
+from cardroom_games.macaua.state import MaskedCards, genesis_hash
 from cardroom_mentalpoker import (
     MaskedCard,
     add_key,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from cardroom_engine import Rejection, Table
 from cardroom_games.macaua import GAME, MacauaConfig
-from cardroom_games.macaua.rules import genesis_hash
+from cardroom_games.macaua.state import genesis_hash
 from cardroom_mentalpoker import (
     MACAUA_CARDS,
     MaskedCard,

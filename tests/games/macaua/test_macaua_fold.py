@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from cardroom_games.macaua import GAME
-from cardroom_games.macaua.rules import _next_hash, genesis_hash
+from cardroom_games.macaua.state import genesis_hash
+from cardroom_games.macaua.state import next_hash as _next_hash
 from cardroom_mentalpoker import GENESIS_HASH, GROUP_ORDER, state_hash
 from cardroom_wire import ErrorCode
 from macaua_support import Harness

@@ -11,7 +11,7 @@ from cardroom_engine.simulate import new_game
 from cardroom_games.papas import GAME
 from cardroom_games.papas import cards as C
 from cardroom_games.papas.cards import CARD_NAME, TYPES, threesome_reward
-from cardroom_games.papas.rules import threesomes
+from cardroom_games.papas.commands import threesomes
 from cardroom_games.papas.state import PLAYER_TURN, PapasConfig
 from papas_testkit import Harness, Pool, make_state
 

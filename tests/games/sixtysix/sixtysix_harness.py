@@ -15,7 +15,7 @@ from typing import Any
 from cardroom_engine import JOINED, STARTED, Rejection, Table
 from cardroom_engine.simulate import LocalGame, Step
 from cardroom_games.sixtysix import GAME, State
-from cardroom_games.sixtysix.rules import remaining_deck
+from cardroom_games.sixtysix.cards import remaining_deck
 
 PLAYERS = ("c1", "c2", "c3")  # the diagrams' Client 1, 2, 3 = seats 0, 1, 2
 

@@ -13,7 +13,7 @@ import pytest
 from cardroom_engine import Rejection, Table
 from cardroom_engine.simulate import play
 from cardroom_games.sixtysix import GAME, STOP_ALREADY_REQUESTED, SixtySixConfig
-from cardroom_games.sixtysix.rules import DECK_COUNTS, remaining_deck
+from cardroom_games.sixtysix.cards import DECK_COUNTS, remaining_deck
 from sixtysix_harness import Script, gates
 
 HANDS = [[1, 2, 3, 4], [5, 5, 9, 10], [0, 6, 7, 8]]

@@ -79,9 +79,10 @@ rules say ``heavy = True`` and the gamemaster runs ``decide`` in a worker thread
 each player's check of a transition in one too.
 """
 
+from .audit import audit_decks
 from .bots import HeuristicBot, MacauaBot, RandomMacauaBot, game_view
 from .cards import check_play, legal_first, play_challenge, rank, suit
-from .rules import (
+from .commands import (
     BAD_KEY,
     BAD_PROOF,
     BAD_SEQUENCE,
@@ -91,14 +92,11 @@ from .rules import (
     REPLAYED_MOVE,
     STALE_STATE,
     WRONG_GAME,
-    Macaua,
-    MacauaConfig,
-    MacauaState,
-    audit_decks,
 )
+from .config import MacauaConfig
+from .rules import GAME, Macaua
+from .state import MacauaState
 from .verify import TransitionVerifier, Verdict
-
-GAME = Macaua()
 
 __all__ = [
     "BAD_KEY",

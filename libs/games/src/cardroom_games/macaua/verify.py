@@ -40,16 +40,10 @@ from cardroom_engine import Rejection
 from cardroom_mentalpoker import sign_transition, state_hash, verify_key_hex
 from nacl.signing import SigningKey
 
-from .rules import (
-    BAD_SEQUENCE,
-    BAD_SIGNATURE,
-    REPLAYED_MOVE,
-    STALE_STATE,
-    WRONG_GAME,
-    Macaua,
-    MacauaConfig,
-    MacauaState,
-)
+from .commands import BAD_SEQUENCE, BAD_SIGNATURE, REPLAYED_MOVE, STALE_STATE, WRONG_GAME
+from .config import MacauaConfig
+from .rules import Macaua
+from .state import MacauaState
 
 __all__ = ["TransitionVerifier", "Unverifiable", "Verdict"]
 

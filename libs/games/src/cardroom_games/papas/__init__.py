@@ -68,7 +68,9 @@ Refusal codes: the engine's ``bad_request``, ``unknown_command``, ``not_your_tur
 from __future__ import annotations
 
 from .bots import BOTS, HeuristicBot
-from .rules import COMMAND_TYPES, EVENT_TYPES, PapasRules
+from .commands import COMMAND_TYPES
+from .folds import EVENT_TYPES
+from .rules import PapasRules
 from .state import PapasConfig, State
 
 GAME = PapasRules()

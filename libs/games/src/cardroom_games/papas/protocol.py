@@ -17,12 +17,18 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cardroom_engine import Event, Message
+from cardroom_engine.kit import Handlers
 
 from .cards import CARD_NAME, REVEALS_HAND, TYPES, WILDCARD_IDS
 from .state import REACTION_PHASE, State
 
 _FACES: dict[tuple[int, ...], tuple[dict[str, Any], ...]] = {}
 _W0, _W1, _W2 = WILDCARD_IDS
+
+
+Notifier = Callable[[State, Event, State], dict[str, Message]]
+NOTIFIERS = Handlers[Notifier]("papas")
+"""The notification of each event type, one function per type (``notify``)."""
 
 
 def _faces_for(state: State) -> tuple[dict[str, Any], ...]:
@@ -130,6 +136,7 @@ def _drawn(event: Event, after: State, player: str, **public: Any) -> dict[str, 
     return _send(event, after, public, {player: {"drawn": faces(after, drawn)}})
 
 
+@NOTIFIERS.on("GameStart")
 def _game_start(before: State, event: Event, after: State) -> dict[str, Message]:
     public = {
         "seats": list(after.seats),
@@ -141,6 +148,7 @@ def _game_start(before: State, event: Event, after: State) -> dict[str, Message]
     return _send(event, after, public)
 
 
+@NOTIFIERS.on("PlayCard")
 def _play_card(before: State, event: Event, after: State) -> dict[str, Message]:
     public = {
         "player": event["player"],
@@ -151,6 +159,7 @@ def _play_card(before: State, event: Event, after: State) -> dict[str, Message]:
     return _send(event, after, public)
 
 
+@NOTIFIERS.on("PlayThreesome")
 def _play_threesome(before: State, event: Event, after: State) -> dict[str, Message]:
     public = {
         "player": event["player"],
@@ -162,6 +171,7 @@ def _play_threesome(before: State, event: Event, after: State) -> dict[str, Mess
     return _send(event, after, public)
 
 
+@NOTIFIERS.on("SelectTargets")
 def _select_targets(before: State, event: Event, after: State) -> dict[str, Message]:
     assert after.play is not None
     public = {
@@ -173,12 +183,14 @@ def _select_targets(before: State, event: Event, after: State) -> dict[str, Mess
     return _send(event, after, public)
 
 
+@NOTIFIERS.on("SkipReaction")
 def _skip(before: State, event: Event, after: State) -> dict[str, Message]:
     # Only the player who passed hears of it: who passed is nobody else's business.
     public = {"player": event["player"], "window": event["window"]}
     return _send(event, after, public, to=[event["player"]])
 
 
+@NOTIFIERS.on("InterruptPlayed")
 def _interrupt(before: State, event: Event, after: State) -> dict[str, Message]:
     public = {
         "player": event["player"],
@@ -189,6 +201,7 @@ def _interrupt(before: State, event: Event, after: State) -> dict[str, Message]:
     return _send(event, after, public)
 
 
+@NOTIFIERS.on("NoInterrupt")
 def _no_interrupt(before: State, event: Event, after: State) -> dict[str, Message]:
     play = before.play
     assert play is not None
@@ -201,6 +214,7 @@ def _no_interrupt(before: State, event: Event, after: State) -> dict[str, Messag
     return _send(event, after, public)
 
 
+@NOTIFIERS.on("CardSelection")
 def _card_selection(before: State, event: Event, after: State) -> dict[str, Message]:
     player = event["player"]
     reveal = bool(event["reveal"])
@@ -219,12 +233,14 @@ def _card_selection(before: State, event: Event, after: State) -> dict[str, Mess
     return _send(event, after, public, {player: {"options": options}})
 
 
+@NOTIFIERS.on("CardSelected")
 def _card_selected(before: State, event: Event, after: State) -> dict[str, Message]:
     assert before.play is not None
     target = before.seats[before.play.targets[0]]
     return _send(event, after, {"player": event["player"], "target": target})
 
 
+@NOTIFIERS.on("CardNameSelected")
 def _card_name_selected(before: State, event: Event, after: State) -> dict[str, Message]:
     assert before.play is not None
     target = before.seats[before.play.targets[0]]
@@ -232,6 +248,7 @@ def _card_name_selected(before: State, event: Event, after: State) -> dict[str, 
     return _send(event, after, public)
 
 
+@NOTIFIERS.on("ActionResolved")
 def _action_resolved(before: State, event: Event, after: State) -> dict[str, Message]:
     player = event["player"]
     name = event["name"]
@@ -271,52 +288,36 @@ def _action_resolved(before: State, event: Event, after: State) -> dict[str, Mes
     return _send(event, after, public, private)
 
 
+@NOTIFIERS.on("EndTurn", "AutoDraw", "DrawCard")
 def _end_turn(before: State, event: Event, after: State) -> dict[str, Message]:
     return _drawn(event, after, event["player"])
 
 
+@NOTIFIERS.on("DiscardAndDraw")
 def _discard_and_draw(before: State, event: Event, after: State) -> dict[str, Message]:
     return _drawn(event, after, event["player"], discarded=face(after, event["card"]))
 
 
+@NOTIFIERS.on("DiscardCards")
 def _discard(before: State, event: Event, after: State) -> dict[str, Message]:
     return _send(event, after, {"player": event["player"], "card": face(after, event["card"])})
 
 
+@NOTIFIERS.on("NextTurn")
 def _next_turn(before: State, event: Event, after: State) -> dict[str, Message]:
     return _send(event, after, {"player": event["player"], "skipped": list(event["skipped"])})
 
 
+@NOTIFIERS.on("EndScore")
 def _end_score(before: State, event: Event, after: State) -> dict[str, Message]:
     return _send(event, after, {"winner": event["winner"], "scores": dict(event["scores"])})
 
 
-Notifier = Callable[[State, Event, State], dict[str, Message]]
-
-_NOTIFIERS: dict[str, Notifier] = {
-    "GameStart": _game_start,
-    "PlayCard": _play_card,
-    "PlayThreesome": _play_threesome,
-    "SelectTargets": _select_targets,
-    "SkipReaction": _skip,
-    "InterruptPlayed": _interrupt,
-    "NoInterrupt": _no_interrupt,
-    "CardSelection": _card_selection,
-    "CardSelected": _card_selected,
-    "CardNameSelected": _card_name_selected,
-    "ActionResolved": _action_resolved,
-    "EndTurn": _end_turn,
-    "DiscardAndDraw": _discard_and_draw,
-    "AutoDraw": _end_turn,
-    "DrawCard": _end_turn,
-    "DiscardCards": _discard,
-    "NextTurn": _next_turn,
-    "EndScore": _end_score,
-}
-
-
 def notify(before: State, event: Event, after: State) -> dict[str, Message]:
-    return _NOTIFIERS[event["type"]](before, event, after)
+    notifier = NOTIFIERS.get(event["type"])
+    if notifier is None:
+        raise KeyError(event["type"])
+    return notifier(before, event, after)
 
 
 def view(state: State, player: str | None) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Final, Literal, NamedTuple
 
-from cardroom_engine.fields import builder
+from cardroom_engine.kit import state
 from pydantic import BaseModel, ConfigDict, Field
 
 # The state machine's states (see the package docs), plus Setup (before the deal) and GameEnd.
@@ -57,11 +57,11 @@ class Play(NamedTuple):
         return self.cards[0]
 
 
+@state
 class State(NamedTuple):
     """Everything, including what no player may see. Seats are referred to by index.
 
-    An immutable named tuple: evolve, which runs for every event, copies it with changes
-    by position (see :class:`At`)."""
+    Immutable: the folds copy it with the changed fields named (``state._replace``)."""
 
     seats: tuple[str, ...]
     threshold: int
@@ -91,41 +91,3 @@ class State(NamedTuple):
 
     def next_seat(self, seat: int, steps: int = 1) -> int:
         return (seat + self.direction * steps) % len(self.seats)
-
-
-class At:
-    """The positions of :class:`State`'s fields, for evolve's copy with changes::
-
-        new = list(state)
-        new[At.PHASE] = PLAYER_TURN
-        return from_fields(new)
-
-    About a third of the cost of ``state._replace(phase=PLAYER_TURN)``, which maps
-    ``kwds.pop`` over every field name and then checks what is left."""
-
-    SEATS: Final = State._fields.index("seats")
-    THRESHOLD: Final = State._fields.index("threshold")
-    REACTION_SECONDS: Final = State._fields.index("reaction_seconds")
-    VALUES: Final = State._fields.index("values")
-    PHASE: Final = State._fields.index("phase")
-    ACTIVE: Final = State._fields.index("active")
-    DIRECTION: Final = State._fields.index("direction")
-    DECK: Final = State._fields.index("deck")
-    DISCARD: Final = State._fields.index("discard")
-    HANDS: Final = State._fields.index("hands")
-    POTATOES: Final = State._fields.index("potatoes")
-    TURN_FRESH: Final = State._fields.index("turn_fresh")
-    DRAW_DUE: Final = State._fields.index("draw_due")
-    SKIP_NEXT: Final = State._fields.index("skip_next")
-    PLAY: Final = State._fields.index("play")
-    WINDOW: Final = State._fields.index("window")
-    REACTORS: Final = State._fields.index("reactors")
-    WINDOW_INTERRUPTED: Final = State._fields.index("window_interrupted")
-    SELECTION: Final = State._fields.index("selection")
-    SELECTED: Final = State._fields.index("selected")
-    NAMED: Final = State._fields.index("named")
-    WINNER: Final = State._fields.index("winner")
-
-
-#: The State of ``list(state)`` with fields changed by position (``At``).
-from_fields = builder(State)

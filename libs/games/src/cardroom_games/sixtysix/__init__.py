@@ -6,15 +6,10 @@ each generation.
 """
 
 from .bots import HeuristicBot, Memory
-from .game import (
-    MUST_TARGET_ANOTHER_PLAYER,
-    STOP_ALREADY_REQUESTED,
-    SixtySix,
-    SixtySixConfig,
-)
-from .rules import State, add_scores, game_over, round_scores, winners
-
-GAME = SixtySix()
+from .cards import add_scores, game_over, round_scores, winners
+from .commands import MUST_TARGET_ANOTHER_PLAYER, STOP_ALREADY_REQUESTED
+from .rules import GAME, SixtySix, SixtySixConfig
+from .state import State
 
 __all__ = [
     "GAME",

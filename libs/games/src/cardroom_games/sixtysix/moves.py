@@ -18,7 +18,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any, Final
 
-from .rules import (
+from .state import (
     CLAIM_REPLACE,
     DECK_TAKEN,
     DISCARD_TAKEN,
@@ -48,37 +48,6 @@ REPLACE_CARDS_FROM_DECK: Final = "ReplaceCardsFromDeck"
 REPLACE_CARDS_BY_DISCARDED: Final = "ReplaceCardsByDiscarded"
 REPLACE_CARD_FROM_DECK: Final = "ReplaceCardFromDeck"
 EXCHANGE_CARDS: Final = "ExchangeCards"
-
-V2_COMMANDS: Final = frozenset(
-    {
-        TAKE_CARD_FROM_DECK,
-        TAKE_DISCARDED_CARD,
-        STOP_ROUND,
-        PICK_OWN_CARD,
-        DISCARD,
-        SHOW_CARDS,
-        PICK_ANOTHERS_CARD,
-        START_NEXT_ROUND,
-        PEEK_OWN_CARD,
-        PEEK_ANOTHERS_CARD,
-    }
-)
-V1_COMMANDS: Final = frozenset(
-    {
-        TAKE_CARD_FROM_DECK,
-        REPLACE_CARD_BY_DISCARDED,
-        STOP_ROUND,
-        SHOW_CARDS,
-        REPLACE_CARDS_FROM_DECK,
-        REPLACE_CARDS_BY_DISCARDED,
-        REPLACE_CARD_FROM_DECK,
-        DISCARD,
-        PEEK_OWN_CARD,
-        PEEK_ANOTHERS_CARD,
-        EXCHANGE_CARDS,
-        START_NEXT_ROUND,
-    }
-)
 
 
 def claims(hand_size: int) -> list[list[int]]:

@@ -1,5 +1,5 @@
 """What each event tells each player, in the message names and fields of each
-protocol generation.
+protocol generation, and what each player's view shows.
 
 ``notify(before, event, after)`` returns ``{player id: message}``; its keys are exactly the
 addressees who must acknowledge the event. Where a protocol sends "the others first, then the
@@ -14,25 +14,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .cards import FIRST_LOOK, PEEK_OTHER_VALUES, PEEK_OWN_VALUES
 from .moves import action_names
-from .rules import (
+from .state import (
     ANOTHERS_CARD_PEEKED,
+    BEGIN_TURN,
     CARD_DISCARDED,
     CARDS_EXCHANGED,
     CARDS_REPLACED,
     CARDS_SHOWN,
     CLAIM_CONFIRMED,
+    DEALT,
     DECK_CARD_TAKEN,
     DISCARD_TAKEN_EVENT,
     FIRST_CARDS_SHOWN,
-    FIRST_LOOK,
+    GAME_OVER,
+    IDLE,
     NEXT_ROUND_PROMPTED,
     OWN_CARD_PEEKED,
-    PEEK_OTHER_VALUES,
-    PEEK_OWN_VALUES,
     POWER_PROMPTED,
     ROUND_DEALT,
     ROUND_ENDED,
+    ROUND_FINISHED,
+    ROUND_OVER,
     ROUND_STOPPED,
     SWAP_OWN_PICKED,
     TURN_PROMPTED,
@@ -456,3 +460,53 @@ def notify_v1(event: dict[str, Any], after: State) -> dict[int, Message]:
     if kind in (DISCARD_TAKEN_EVENT, SWAP_OWN_PICKED):  # v2 only
         return {}
     raise ValueError(f"unknown sixtysix event {kind!r}")
+
+
+# -- views ----------------------------------------------------------------------------------
+
+
+def view(state: State, player: str | None) -> dict[str, Any]:
+    """The table as ``player`` sees it (``None``: a spectator): the cards they know, the
+    deck card only to its drawer."""
+    seat = state.seat_of(player) if player is not None and player in state.seats else None
+    bit = 0 if seat is None else 1 << seat
+    everyone = state.everyone
+    hands = [
+        [
+            value if (mask & bit or mask == everyone) else None
+            for value, mask in zip(hand, masks, strict=True)
+        ]
+        for hand, masks in zip(state.hands, state.known, strict=True)
+    ]
+    drawer = seat is not None and seat == state.active and state.drawn is not None
+    mover = state.mover()
+    if state.phase == IDLE:
+        phase = "starting"
+    elif state.phase == GAME_OVER:
+        phase = "game_finished"
+    elif state.phase in (ROUND_FINISHED, ROUND_OVER):
+        phase = "round_finished"
+    elif state.phase in (DEALT, BEGIN_TURN):
+        phase = "round_starting"
+    else:
+        phase = "turn"
+    return {
+        "protocol": state.protocol,
+        "players": list(state.seats),
+        "playerIndex": seat,
+        "phase": phase,
+        "round": state.round,
+        "turn": state.turn,
+        "activePlayerIndex": state.active if state.hands else None,
+        "deckSize": state.deck_size if drawer else state.public_deck_size(),
+        "deckCard": state.drawn if drawer else None,
+        "discardedValue": state.discard,
+        "handSizes": [len(hand) for hand in state.hands],
+        "hands": hands,
+        "stopperIndex": state.stopper,
+        "stopCounter": state.stop_counter(),
+        "totalScores": list(state.totals),
+        "roundScores": None if state.scores is None else list(state.scores),
+        "nextPlayerIndex": state.next_starter,
+        "actions": action_names(state) if seat is not None and seat == mover else [],
+    }

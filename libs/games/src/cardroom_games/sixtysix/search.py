@@ -46,18 +46,16 @@ from cardroom_engine.search import GuidedSearchBot
 
 from . import moves as m
 from .bots import HeuristicBot
-from .game import SixtySix
-from .rules import (
+from .cards import DECK_COUNTS, PEEK_OTHER_VALUES, PEEK_OWN_VALUES
+from .rules import SixtySix
+from .state import (
     CLAIM_REPLACE,
-    DECK_COUNTS,
     DECK_TAKEN,
     DISCARD_TAKEN,
     EXCHANGE,
     GAME_OVER,
     PEEK_OTHER,
-    PEEK_OTHER_VALUES,
     PEEK_OWN,
-    PEEK_OWN_VALUES,
     READY,
     ROUND_FINISHED,
     ROUND_OVER,

@@ -2,12 +2,16 @@
 (that of nixpulvis/take5; the message shapes are in ``protocol``).
 
 ``GAME`` is the game object to register; see ``rules`` for the flow of events and messages
-and ``protocol`` for the message shapes and the seat-index player ids.
+and the modules that hold each part, and ``protocol`` for the message shapes and the
+seat-index player ids.
 """
 
 from .bots import HeuristicBot
+from .commands import ALREADY_PLAYED
 from .config import ROWS, Take5Config, check_start, standard_bull
-from .rules import ALREADY_PLAYED, Take5, Take5State, game_is_over
+from .flow import game_is_over
+from .rules import Take5
+from .state import Take5State
 
 GAME = Take5()
 

@@ -26,7 +26,8 @@ from cardroom_engine.search import SearchBot
 from . import protocol as p
 from .config import ROWS, Take5Config
 from .placement import cheapest_row, play_cost
-from .rules import Phase, Take5, Take5State
+from .rules import Take5
+from .state import Phase, Take5State
 
 __all__ = ["Take5Determinizer", "rollout", "search_bot"]
 
