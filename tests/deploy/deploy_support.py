@@ -31,6 +31,7 @@ from cardroom_runtime.embedded import find_nats_server, free_ports
 from cardroom_wire import Subjects
 from nats.aio.client import Client
 from nats.aio.msg import Msg
+from support.stack import end_process
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -190,19 +191,18 @@ class DeployNats:
         return read_secret(self.folder / "secrets" / name)
 
     def local(self, url: str) -> str:
-        """A URL from the secrets (host ``nats:4222``) pointed at this server."""
-        return url.replace("@nats:4222", f"@127.0.0.1:{self.port}")
+        """A URL from the secrets (the cluster's list, ``nats1:4222,...``) as one URL of this
+        server, with the same credentials."""
+        first = url.split(",")[0]
+        host = first.rpartition("@")[2]
+        assert host.endswith(":4222"), f"not a deploy secret URL: host {host}"
+        return first.replace(f"@{host}", f"@127.0.0.1:{self.port}")
 
     def log_tail(self) -> str:
         return (self.folder / "nats-server.log").read_text(errors="replace")[-3000:]
 
     def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        end_process(self.proc)
 
 
 def start_deploy_nats(folder: Path) -> DeployNats:

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cardroom_natsauth import write_deploy_secrets
+from cardroom_natsauth import read_secret, write_deploy_secrets
 from cardroom_runtime.embedded import find_nats_server
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 COMPOSE_FILE = DEPLOY / "docker-compose.yml"
 
-INFRASTRUCTURE = {"nats", "postgres"}
+NATS_NODES = {"nats1", "nats2", "nats3"}
+INFRASTRUCTURE = NATS_NODES | {"postgres"}
 CARDROOM_SERVICES = {
     "gamemaster",
     "relay",
@@ -124,21 +125,51 @@ def test_the_services_wait_for_the_migration(config: dict[str, Any]) -> None:
     services = config["services"]
     migrate = services["migrate"]
     assert migrate["depends_on"]["postgres"]["condition"] == "service_healthy"
-    assert migrate["depends_on"]["nats"]["condition"] == "service_healthy"
     assert migrate.get("restart", "no") == "no"
     for name in CARDROOM_SERVICES:
         needs = services[name]["depends_on"]
         assert needs["migrate"]["condition"] == "service_completed_successfully", name
-        assert needs["nats"]["condition"] == "service_healthy", name
-    assert services["auth"]["depends_on"]["nats"]["condition"] == "service_healthy"
+    for name in CARDROOM_SERVICES | {"migrate", "auth"}:
+        needs = services[name]["depends_on"]
+        for node in NATS_NODES:  # the whole cluster, so that JetStream has its meta leader
+            assert needs[node]["condition"] == "service_healthy", (name, node)
 
 
 def test_postgres_keeps_its_data_in_a_volume(config: dict[str, Any]) -> None:
     postgres = config["services"]["postgres"]
     targets = {v["target"]: v for v in postgres["volumes"]}
     assert targets["/var/lib/postgresql/data"]["type"] == "volume"
-    nats = config["services"]["nats"]
-    assert any(v["type"] == "volume" and v["target"] == "/data" for v in nats["volumes"])
+    stores = set()
+    for node in NATS_NODES:  # each node its own JetStream store
+        volumes = config["services"][node]["volumes"]
+        stores |= {v["source"] for v in volumes if v["type"] == "volume" and v["target"] == "/data"}
+    assert len(stores) == len(NATS_NODES)
+
+
+def test_nats_is_a_three_node_cluster(config: dict[str, Any]) -> None:
+    services = config["services"]
+    names = set()
+    for node in NATS_NODES:
+        service = services[node]
+        assert service["command"] == ["nats-server", "--config", "/etc/nats/cluster.conf"]
+        mounts = {v["target"]: v for v in service["volumes"]}
+        for conf in ("nats.conf", "cluster.conf", "auth.conf"):
+            assert mounts[f"/etc/nats/{conf}"]["source"] == str(DEPLOY / "nats" / conf)
+        assert mounts["/etc/nats/secrets.conf"]["source"] == str(DEPLOY / "secrets" / "nats.conf")
+        names.add(service["environment"]["NATS_SERVER_NAME"])
+        assert "/healthz" in " ".join(service["healthcheck"]["test"])
+    assert names == NATS_NODES  # a name of its own each
+    # the routes name every node, and the services keep the events stream on all three
+    cluster = (DEPLOY / "nats" / "cluster.conf").read_text()
+    for node in NATS_NODES:
+        assert f"nats-route://{node}:6222" in cluster
+    for name in CARDROOM_SERVICES | {"migrate"}:
+        assert services[name]["environment"]["CARDROOM_JETSTREAM_REPLICAS"] == "3", name
+    # every node publishes its own client and WebSocket ports; browsers get them all
+    published = [p["published"] for node in NATS_NODES for p in services[node]["ports"]]
+    assert len(set(published)) == 2 * len(NATS_NODES)
+    ws = services["web"]["environment"]["CARDROOM_NATS_WS_URL"].split(",")
+    assert len(ws) == len(NATS_NODES)
 
 
 def test_no_secret_is_written_in_the_compose_file(config: dict[str, Any]) -> None:
@@ -160,8 +191,19 @@ def test_the_bots_are_players_without_credentials(config: dict[str, Any]) -> Non
     # container holds neither the services' NATS password nor the database's
     bots = config["services"]["bots"]
     assert not bots.get("secrets")
-    assert bots["environment"]["CARDROOM_NATS_URL"] == "nats://nats:4222"
+    assert bots["environment"]["CARDROOM_NATS_URL"] == ",".join(
+        f"nats://{node}:4222" for node in sorted(NATS_NODES)
+    )
     assert not any("DATABASE" in key for key in bots["environment"])
+
+
+def test_the_service_urls_list_every_node(tmp_path: Path) -> None:
+    write_deploy_secrets(tmp_path)
+    for secret in ("nats_url", "auth_nats_url", "system_nats_url"):
+        servers = read_secret(tmp_path / secret).split(",")
+        assert [s.rpartition("@")[2] for s in servers] == [
+            f"{node}:4222" for node in sorted(NATS_NODES)
+        ]
 
 
 def test_the_nats_configuration() -> None:
@@ -176,19 +218,31 @@ def test_the_nats_configuration() -> None:
     assert "jetstream: enabled" in auth
 
 
-def test_nats_server_accepts_the_deploy_configuration(tmp_path: Path) -> None:
-    for name in ("nats.conf", "auth.conf"):
+@pytest.mark.parametrize("conf", ["nats.conf", "cluster.conf"])
+def test_nats_server_accepts_the_deploy_configuration(conf: str, tmp_path: Path) -> None:
+    for name in ("nats.conf", "cluster.conf", "auth.conf"):
         shutil.copy(DEPLOY / "nats" / name, tmp_path / name)
     write_deploy_secrets(tmp_path / "secrets")  # as mounted: /etc/nats/secrets.conf
     shutil.copy(tmp_path / "secrets" / "nats.conf", tmp_path / "secrets.conf")
-    result = subprocess.run(
-        [find_nats_server(), "-t", "--config", str(tmp_path / "nats.conf")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+
+    def check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [find_nats_server(), "-t", "--config", str(tmp_path / conf)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+        )
+
+    env = {"PATH": os.environ["PATH"], "NATS_SERVER_NAME": "nats2"}
+    result = check(env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "is valid" in result.stdout + result.stderr
+    if conf == "cluster.conf":  # a node without a name of its own does not start
+        del env["NATS_SERVER_NAME"]
+        unnamed = check(env)
+        assert unnamed.returncode != 0
+        assert "NATS_SERVER_NAME" in unnamed.stdout + unnamed.stderr
 
 
 def test_the_dockerfile_builds_from_the_lock() -> None:

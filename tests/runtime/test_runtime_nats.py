@@ -8,6 +8,7 @@ import pytest
 from cardroom_runtime.embedded import free_port
 from cardroom_runtime.nats import DUPLICATE_WINDOW, connect, ensure_stream
 from nats.js.api import StorageType
+from nats.js.errors import APIError
 
 
 async def test_connect_and_request(nats_url: str, subject_root: str) -> None:
@@ -54,6 +55,35 @@ async def test_ensure_stream_is_idempotent(nats_url: str, subject_root: str) -> 
         changed = await ensure_stream(js, name, wider)
         assert sorted(changed.config.subjects or []) == sorted(wider)
         assert changed.state.messages == 1
+        await js.delete_stream(name)
+    finally:
+        await nc.close()
+
+
+async def test_connect_takes_a_server_list_and_skips_a_dead_server(
+    nats_url: str, subject_root: str
+) -> None:
+    dead = f"nats://127.0.0.1:{free_port()}"
+    nc = await connect(f"{dead}, {nats_url}", f"{subject_root}-list", dont_randomize=True)
+    try:
+        assert nc.is_connected
+        assert nc.connected_url is not None
+        assert nc.connected_url.port == int(nats_url.rsplit(":", 1)[1])
+    finally:
+        await nc.close()
+
+
+async def test_a_single_server_refuses_more_than_one_replica(
+    nats_url: str, subject_root: str
+) -> None:
+    nc = await connect(nats_url, f"{subject_root}-replicas")
+    try:
+        js = nc.jetstream()
+        name = f"{subject_root}_REPLICAS"
+        one = await ensure_stream(js, name, [f"{subject_root}.replicas.>"], replicas=1)
+        assert one.config.num_replicas == 1
+        with pytest.raises(APIError, match="replicas > 1 not supported"):
+            await ensure_stream(js, name, [f"{subject_root}.replicas.>"], replicas=3)
         await js.delete_stream(name)
     finally:
         await nc.close()

@@ -12,7 +12,7 @@ from cardroom_runtime.postgres import (
     redact,
     sqlalchemy_url,
 )
-from cardroom_runtime.settings import Settings, SettingsError
+from cardroom_runtime.settings import Settings, SettingsError, nats_servers
 from pydantic import ValidationError
 
 
@@ -144,3 +144,34 @@ def test_nats_urls_are_redacted_for_messages() -> None:
     assert redact_nats("nats://127.0.0.1:4222") == "nats://127.0.0.1:4222"
     assert redact_nats("nats://u:s3cr3t@h:4222") == "nats://u:***@h:4222"
     assert redact_nats("nats://t0ken@h:4222,tls://h2:4222") == "nats://***@h:4222,tls://h2:4222"
+
+
+def test_a_cluster_is_a_comma_separated_server_list() -> None:
+    settings = Settings.from_env(
+        {"CARDROOM_NATS_URL": " nats://a:4222, nats://u:p@b:4222 ,c:4222 ", **_REPLICAS_3}
+    )
+    assert settings.nats_url == "nats://a:4222,nats://u:p@b:4222,c:4222"
+    assert nats_servers(settings.nats_url) == ["nats://a:4222", "nats://u:p@b:4222", "c:4222"]
+    assert settings.jetstream_replicas == 3
+    assert Settings.from_env({}).jetstream_replicas == 1
+
+
+_REPLICAS_3 = {"CARDROOM_JETSTREAM_REPLICAS": "3"}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("CARDROOM_NATS_URL", "nats://a:4222,,nats://b:4222"),
+        ("CARDROOM_NATS_URL", "nats://a:4222,"),
+        ("CARDROOM_NATS_URL", "http://u:secret@a:4222"),
+        ("CARDROOM_NATS_URL", "nats://a:4222,ws://b:8080"),
+        ("CARDROOM_JETSTREAM_REPLICAS", "0"),
+        ("CARDROOM_JETSTREAM_REPLICAS", "6"),
+        ("CARDROOM_JETSTREAM_REPLICAS", "three"),
+    ],
+)
+def test_bad_server_lists_and_replicas_name_the_variable(name: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=name) as caught:
+        Settings.from_env({name: value})
+    assert "secret" not in str(caught.value)

@@ -23,6 +23,18 @@ if TYPE_CHECKING:
     from cardroom_runtime.host import Host
 
 
+def end_process(proc: subprocess.Popen[Any]) -> None:
+    """Ask a process to end (SIGTERM); kill it when it has not within 10 s."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+
+
 @dataclass
 class Stack:
     nats_url: str
@@ -124,13 +136,8 @@ class ServiceProcess:
         self.kills += 1
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        if self.proc is not None:
+            end_process(self.proc)
 
 
 @dataclass

@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -152,6 +152,12 @@ class _Feed:
     contexts: dict[int, otel_context.Context] = field(default_factory=dict)
 
 
+def _servers(url: str | Sequence[str]) -> list[str]:
+    """One server or a cluster's, as nats-py takes them (it reads a string as one URL)."""
+    parts = url.split(",") if isinstance(url, str) else url
+    return [part.strip() for part in parts if part.strip()]
+
+
 class Client:
     """A player's connection. Use :meth:`connect`, then :meth:`follow` the games it plays."""
 
@@ -179,7 +185,7 @@ class Client:
     @classmethod
     async def connect(
         cls,
-        url: str,
+        url: str | Sequence[str],
         player: str,
         *,
         subject_root: str = "cardroom",
@@ -188,8 +194,10 @@ class Client:
         tracer: Tracer | None = None,
         **options: Any,
     ) -> Client:
-        """Connect as ``player``. ``tracer``: where this client's spans go; by default the
-        process's configured tracer provider's, none without one."""
+        """Connect as ``player``. ``url``: a NATS server, or a cluster's (a list, or one string
+        with commas); the client moves to another of them when its server is lost.
+        ``tracer``: where this client's spans go; by default the process's configured tracer
+        provider's, none without one."""
         holder: dict[str, Client] = {}
 
         async def reconnected() -> None:
@@ -211,7 +219,7 @@ class Client:
         if token is not None:
             opts["token"] = token
         opts.update(options)
-        nc = await nats.connect(url, **opts)
+        nc = await nats.connect(_servers(url), **opts)
         client = cls(nc, player, Subjects(subject_root), timeout, tracer or _process_tracer())
         client.token = token
         holder["client"] = client
@@ -222,14 +230,19 @@ class Client:
 
     @classmethod
     async def register(
-        cls, url: str, *, subject_root: str = "cardroom", timeout: float = 10.0, **options: Any
+        cls,
+        url: str | Sequence[str],
+        *,
+        subject_root: str = "cardroom",
+        timeout: float = 10.0,
+        **options: Any,
     ) -> Client:
         """Become a new player: ask the lobby (as a guest) for a player id and its token, then
         connect as that player. ``client.player`` and ``client.token`` say who it is."""
         subjects = Subjects(subject_root)
         nonce = secrets.token_urlsafe(24)
         guest = await nats.connect(
-            url,
+            _servers(url),
             user="guest",
             password=nonce,
             inbox_prefix=_guest_inbox(subject_root, nonce),

@@ -8,9 +8,9 @@ One file per secret, so that docker-compose can hand each process only the ones 
     ``AUTH_PASSWORD``, ``SYSTEM_PASSWORD``) and the public key of the auth callout issuer
     (``AUTH_ISSUER``).
 ``nats_url``, ``auth_nats_url``, ``system_nats_url``
-    The URLs the services and the auth service connect with (user and password inside); the
-    last is the system account's, which the auth service's flood guard reads connections and
-    kicks with.
+    The URLs the services and the auth service connect with (user and password inside), each
+    a comma-separated list of the NATS cluster's three servers; the last is the system
+    account's, which the auth service's flood guard reads connections and kicks with.
 ``auth_issuer_seed``
     The account seed the auth service signs user JWTs with. Whoever holds it can mint any user.
 ``player_token_secret``
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -36,6 +37,8 @@ AUTH_USER: Final = "auth"
 SYSTEM_USER: Final = "system"
 DATABASE: Final = "cardroom"
 DATABASE_USER: Final = "cardroom"
+# the nodes of deploy/docker-compose.yml's NATS cluster
+NATS_HOSTS: Final = ("nats1:4222", "nats2:4222", "nats3:4222")
 
 
 def _password() -> str:
@@ -43,9 +46,13 @@ def _password() -> str:
 
 
 def deploy_secrets(
-    *, nats_host: str = "nats:4222", postgres_host: str = "postgres:5432"
+    *, nats_hosts: Sequence[str] = NATS_HOSTS, postgres_host: str = "postgres:5432"
 ) -> dict[str, str]:
     """Fresh values for every secret file (name -> content)."""
+
+    def nats_url(user: str, password: str) -> str:
+        return ",".join(f"nats://{user}:{password}@{host}" for host in nats_hosts)
+
     service_password = _password()
     auth_password = _password()
     system_password = _password()
@@ -60,9 +67,9 @@ def deploy_secrets(
     )
     return {
         "nats.conf": nats_conf,
-        "nats_url": f"nats://{SERVICE_USER}:{service_password}@{nats_host}",
-        "auth_nats_url": f"nats://{AUTH_USER}:{auth_password}@{nats_host}",
-        "system_nats_url": f"nats://{SYSTEM_USER}:{system_password}@{nats_host}",
+        "nats_url": nats_url(SERVICE_USER, service_password),
+        "auth_nats_url": nats_url(AUTH_USER, auth_password),
+        "system_nats_url": nats_url(SYSTEM_USER, system_password),
         "auth_issuer_seed": issuer_seed,
         "player_token_secret": secrets.token_urlsafe(32),
         "postgres_password": postgres_password,

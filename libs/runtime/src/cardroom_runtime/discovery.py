@@ -48,7 +48,7 @@ from .postgres import (
     redact,
     sqlalchemy_url,
 )
-from .settings import ENV_DATABASE_URL, ENV_NATS_URL, ServicesMode, Settings
+from .settings import ENV_DATABASE_URL, ENV_NATS_URL, ServicesMode, Settings, nats_servers
 
 __all__ = [
     "LOCAL_NATS_URL",
@@ -151,7 +151,7 @@ async def probe_nats(url: str, probe_timeout: float = PROBE_TIMEOUT) -> None:
 
     async def probe() -> None:
         nc = await nats.connect(
-            url,
+            nats_servers(url),
             allow_reconnect=False,
             max_reconnect_attempts=1,  # with allow_reconnect=False: fail at once
             reconnect_time_wait=0,

@@ -35,6 +35,7 @@ from . import tracing
 from .edge import FAILURES, Edge
 from .logs import bind, unbind
 from .metrics import Metrics, outcome_of
+from .settings import nats_servers
 
 log = logging.getLogger("cardroom")
 
@@ -51,13 +52,20 @@ _GAME_INPUTS = frozenset({"cmd", "ack", "sync"})
 _PLAYER_INPUTS = frozenset({"cmd", "ack", "sync", "lobby"})
 
 
-async def ensure_events_stream(nats_url: str, subjects: Subjects) -> None:
-    """Create the JetStream stream of ``<root>.events.>`` unless it exists."""
+async def ensure_events_stream(
+    nats_url: str, subjects: Subjects, replicas: int | None = None
+) -> None:
+    """Create the JetStream stream of ``<root>.events.>`` unless it exists, with ``replicas``
+    copies (default: ``CARDROOM_JETSTREAM_REPLICAS``, 1 unless set)."""
     from .nats import connect, ensure_stream
+    from .settings import jetstream_replicas
 
+    copies = jetstream_replicas() if replicas is None else replicas
     nc = await connect(nats_url, "cardroom-setup")
     try:
-        await ensure_stream(nc.jetstream(), subjects.events_stream, [subjects.events_all])
+        await ensure_stream(
+            nc.jetstream(), subjects.events_stream, [subjects.events_all], replicas=copies
+        )
     finally:
         await nc.close()
 
@@ -492,7 +500,7 @@ class Host:
             self.metrics.disconnects.inc()
 
         self.broker = NatsBroker(
-            nats_url,
+            nats_servers(nats_url),
             name=client_name,
             max_reconnect_attempts=-1,
             reconnect_time_wait=1,

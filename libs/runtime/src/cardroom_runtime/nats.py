@@ -15,6 +15,8 @@ from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig, StreamInfo
 from nats.js.errors import BadRequestError, NotFoundError
 
+from .settings import nats_servers
+
 log = logging.getLogger(__name__)
 
 DUPLICATE_WINDOW = 120.0  # seconds: JetStream de-duplicates Nats-Msg-Id within this window
@@ -46,7 +48,8 @@ async def connect(
     connect_timeout: float = 10.0,
     **options: Any,
 ) -> Client:
-    """Connect to ``url`` as ``name``; once connected, reconnect forever, quickly.
+    """Connect to ``url`` (one server, or a cluster's, comma-separated) as ``name``; once
+    connected, reconnect forever, quickly, to whichever server of the list answers.
 
     The first connection must succeed within ``connect_timeout`` seconds (a service should not
     hang at start on a wrong URL); after that, a lost connection is retried every half second
@@ -78,7 +81,7 @@ async def connect(
     settings.update(options)
     client = Client()
     try:
-        await asyncio.wait_for(client.connect(url, **settings), connect_timeout)
+        await asyncio.wait_for(client.connect(nats_servers(url), **settings), connect_timeout)
     except BaseException:
         with contextlib.suppress(Exception):
             await client.close()
@@ -90,19 +93,23 @@ async def ensure_stream(
     js: JetStreamContext,
     name: str,
     subjects: Sequence[str],
+    *,
+    replicas: int = 1,
     **config: Any,
 ) -> StreamInfo:
     """Create JetStream stream ``name`` over ``subjects`` unless it exists; return its info.
 
-    File storage, a two-minute duplicate window; ``config`` adds or overrides
+    File storage, a two-minute duplicate window, ``replicas`` copies (on as many servers of a
+    cluster; a write is acknowledged once a majority has it); ``config`` adds or overrides
     :class:`nats.js.api.StreamConfig` fields. Idempotent: an existing stream with another
-    configuration (say, other subjects) is updated to this one.
+    configuration (say, other subjects, or another replica count) is updated to this one.
     """
     wanted = StreamConfig(
         name=name,
         subjects=list(subjects),
         storage=StorageType.FILE,
         duplicate_window=DUPLICATE_WINDOW,
+        num_replicas=replicas,
         **config,
     )
     try:
@@ -116,4 +123,4 @@ async def ensure_stream(
         return await js.add_stream(wanted)
 
 
-__all__ = ["DUPLICATE_WINDOW", "connect", "ensure_stream", "nats", "redact"]
+__all__ = ["DUPLICATE_WINDOW", "connect", "ensure_stream", "nats", "nats_servers", "redact"]

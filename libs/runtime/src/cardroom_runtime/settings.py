@@ -8,7 +8,13 @@ Every cardroom process and the test suite read the same variables:
     normalised here, once, to the ``postgresql+asyncpg://`` form every component takes, and
     anything but a PostgreSQL URL is a :class:`SettingsError`.
 ``CARDROOM_NATS_URL``
-    NATS URL (``nats://host:port``); the server must have JetStream enabled. Unset: discover.
+    NATS URL (``nats://host:port``), or several, comma-separated, for the servers of one
+    cluster (a client connects to one of them and moves to another when it is lost); the
+    servers must have JetStream enabled. Unset: discover.
+``CARDROOM_JETSTREAM_REPLICAS``
+    How many servers of a NATS cluster keep a copy of the events stream (default 1; 3 on a
+    three-node cluster, so that it survives the loss of any one node). A single server takes
+    only 1.
 ``CARDROOM_SUBJECT_ROOT``
     The first token of every NATS subject (default ``cardroom``), so that several
     deployments or parallel test runs can share one NATS server without colliding.
@@ -42,10 +48,46 @@ ENV_NATS_URL = "CARDROOM_NATS_URL"
 ENV_SUBJECT_ROOT = "CARDROOM_SUBJECT_ROOT"
 ENV_DATA_DIR = "CARDROOM_DATA_DIR"
 ENV_SERVICES = "CARDROOM_SERVICES"
+ENV_JETSTREAM_REPLICAS = "CARDROOM_JETSTREAM_REPLICAS"
+MAX_REPLICAS = 5  # JetStream's own limit
+_SCHEMES = frozenset({"nats", "tls", "ws", "wss"})
 
 
 class SettingsError(ValueError):
     """A setting has a value that cannot be used."""
+
+
+def nats_servers(url: str) -> list[str]:
+    """The servers of a ``CARDROOM_NATS_URL``: one URL, or several comma-separated.
+
+    Raises :class:`ValueError` (without repeating the input: it may hold a password) when an
+    entry is empty, has a scheme NATS does not speak, or WebSocket and TCP entries are mixed.
+    """
+    servers = [part.strip() for part in url.split(",")]
+    if not servers or any(not part for part in servers):
+        raise ValueError("an empty server in the list (two commas, or one at an end)")
+    schemes: set[bool] = set()
+    for n, part in enumerate(servers, 1):
+        scheme = part.partition("://")[0].lower() if "://" in part else "nats"
+        if scheme not in _SCHEMES:
+            raise ValueError(f"server {n} of {len(servers)}: scheme {scheme!r} is not NATS's")
+        schemes.add(scheme in ("ws", "wss"))
+    if len(schemes) > 1:
+        raise ValueError("WebSocket (ws://) and TCP (nats://) servers mixed in one list")
+    return servers
+
+
+def jetstream_replicas(environ: Mapping[str, str] | None = None) -> int:
+    """``CARDROOM_JETSTREAM_REPLICAS`` (default 1); :class:`SettingsError` unless 1 to 5."""
+    env = os.environ if environ is None else environ
+    raw = env.get(ENV_JETSTREAM_REPLICAS, "").strip() or "1"
+    try:
+        replicas = int(raw)
+    except ValueError:
+        replicas = 0
+    if not 1 <= replicas <= MAX_REPLICAS:
+        raise SettingsError(f"{ENV_JETSTREAM_REPLICAS}={raw!r}: expected 1 to {MAX_REPLICAS}")
+    return replicas
 
 
 class Settings(BaseModel):
@@ -59,6 +101,7 @@ class Settings(BaseModel):
     subject_root: str = "cardroom"
     data_dir: Path = Field(default_factory=lambda: Path.cwd() / ".cardroom")
     services: ServicesMode = "auto"
+    jetstream_replicas: int = Field(default=1, ge=1, le=MAX_REPLICAS)
 
     @field_validator("subject_root")
     @classmethod
@@ -75,6 +118,11 @@ class Settings(BaseModel):
         if value is not None and not value.strip():
             return None
         return value.strip() if value is not None else None
+
+    @field_validator("nats_url")
+    @classmethod
+    def _server_list(cls, value: str | None) -> str | None:
+        return None if value is None else ",".join(nats_servers(value))
 
     @field_validator("database_url")
     @classmethod
@@ -111,13 +159,20 @@ class Settings(BaseModel):
                 database_url = sqlalchemy_url(database_url)
             except ValueError as exc:
                 raise SettingsError(f"{ENV_DATABASE_URL}: {exc}") from None
+        nats_url = get(ENV_NATS_URL)
+        if nats_url is not None:
+            try:
+                nats_url = ",".join(nats_servers(nats_url))
+            except ValueError as exc:
+                raise SettingsError(f"{ENV_NATS_URL}: {exc}") from None
         data_dir = Path(get(ENV_DATA_DIR) or ".cardroom").expanduser()
         if not data_dir.is_absolute():
             data_dir = Path.cwd() / data_dir
         return cls(
             database_url=database_url,
-            nats_url=get(ENV_NATS_URL),
+            nats_url=nats_url,
             subject_root=root,
             data_dir=data_dir,
             services=cast(ServicesMode, services),
+            jetstream_replicas=jetstream_replicas(env),
         )

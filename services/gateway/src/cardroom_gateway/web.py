@@ -19,7 +19,7 @@
   authenticates nothing and adds no rights: the browser sends its own ``CONNECT`` with its
   own credentials, and the broker judges it as it judges any client. Where the NATS server
   listens for WebSocket itself (the embedded one, deploy/), ``CARDROOM_NATS_WS_URL`` names it
-  and browsers go there directly.
+  (or, comma-separated, a cluster's listeners) and browsers go there directly.
 
 The browser holds one player's token and acts only through that player's subjects; nothing
 here acts for a browser (DESIGN.md, "The web client").
@@ -213,7 +213,7 @@ class Web(Service):
         if path == "/nats":
             return None  # the WebSocket handshake goes on: the bridge
         if path == "/config.json":
-            return _json({"root": self.subjects.root, "nats_ws": self.settings.nats_ws_url})
+            return _json({"root": self.subjects.root, "nats_ws": self._nats_ws()})
         if path == "/api/games":
             return _json({"games": games_catalog()})
         if path == "/api/bots":
@@ -265,12 +265,24 @@ class Web(Service):
         kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         return _response(HTTPStatus.OK, file.read_bytes(), kind)
 
+    def _nats_ws(self) -> str | list[str] | None:
+        """Where browsers reach NATS: one URL, or a cluster's list (nats.ws takes either)."""
+        url = self.settings.nats_ws_url
+        if url is None or "," not in url:
+            return url
+        return [part.strip() for part in url.split(",") if part.strip()]
+
     # -- WebSocket: the NATS bridge -------------------------------------------------------------
     async def _bridge(self, ws: ServerConnection) -> None:
-        url = urlsplit(self.rt.nats_url.split(",")[0])
-        try:
-            reader, writer = await asyncio.open_connection(url.hostname, url.port or 4222)
-        except OSError:
+        # the first server of a cluster's list that answers
+        for server in self.rt.nats_url.split(","):
+            url = urlsplit(server.strip())
+            try:
+                reader, writer = await asyncio.open_connection(url.hostname, url.port or 4222)
+                break
+            except OSError:
+                continue
+        else:
             await ws.close(1011, "NATS is not reachable")
             return
 
@@ -299,8 +311,8 @@ class Web(Service):
             raise CardroomError("bad_request", f"between 1 and {MAX_BOTS} bots at a time")
         seated: list[str] = []
         # a bot is a guest, then a player: never with this service's own credentials
-        address = urlsplit(self.rt.nats_url.split(",")[0])
-        bare = f"{address.scheme}://{address.hostname}:{address.port or 4222}"
+        addresses = [urlsplit(server.strip()) for server in self.rt.nats_url.split(",")]
+        bare = [f"{a.scheme}://{a.hostname}:{a.port or 4222}" for a in addresses]
         for _ in range(count):
             client = await Client.register(bare, subject_root=self.subjects.root)
             try:
