@@ -125,11 +125,20 @@ class Handlers(Generic[F]):
 class Folds(Handlers[Callable[[S, Event], S]]):
     """The game's folds: ``(state, event) -> state``, one per event type."""
 
-    def evolve(self, state: S, event: Event) -> S:
-        fold = self._handlers.get(event["type"])
-        if fold is None:
-            raise ValueError(f"unknown {self.game} event {cut(event['type'])!r}")
-        return fold(state, event)
+    def __init__(self, game: str) -> None:
+        super().__init__(game)
+        folds = self._handlers
+
+        # a closure over the dict, not a method: evolve runs for every event of a replay
+        def evolve(state: S, event: Event) -> S:
+            try:
+                fold = folds[event["type"]]
+            except KeyError:
+                raise ValueError(f"unknown {game} event {cut(event['type'])!r}") from None
+            return fold(state, event)
+
+        self.evolve: Callable[[S, Event], S] = evolve
+        """Fold one event into the state: the game's ``evolve``."""
 
 
 Decision = Callable[[S, str, Command, random.Random], list[Event]]

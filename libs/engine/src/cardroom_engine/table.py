@@ -200,11 +200,11 @@ def _joined(player: str, key: str | None) -> Event:
 def _moved(state: TableState, game: Any, version: int) -> TableState:
     """``replace(state, game=game, version=version, moved_at=version)`` without its cost
     (``replace`` runs ``__init__`` over every field: most of folding a cheap event)."""
-    new = object.__new__(TableState)
-    fields = new.__dict__
-    fields.update(state.__dict__)
+    fields = state.__dict__.copy()  # a copy clones the key table: cheaper than an update
     fields["game"] = game
     fields["version"] = fields["moved_at"] = version
+    new = object.__new__(TableState)
+    object.__setattr__(new, "__dict__", fields)  # frozen: past its __setattr__, once
     return new
 
 
