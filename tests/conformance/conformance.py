@@ -18,7 +18,10 @@ What is checked, one function each:
 - :func:`public_is_public` -- what a spectator sees, every seat sees too (a seat may know a
   value better, never less), and anyone not seated sees exactly the spectator's view;
 - :func:`actions_are_decided` -- every listed action is accepted by ``decide``, and commands
-  not listed (another seat's actions, listed ones with a field changed) are refused;
+  not listed (another seat's actions, listed ones with a field changed) are refused; for a
+  game whose actions are templates (``action_templates``: Macaua), every command the
+  player's own bot fills a listed action in with, at that moment of the game, is accepted,
+  and the same command sent by another seat is refused;
 - :func:`refusals` -- every refusal has a stable code (a snake_case name, the same for the
   same command), and a command naming a value hidden from its sender is answered exactly as
   one naming a value nobody can see (the answer tells nothing about where a card is);
@@ -45,7 +48,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cardroom_engine import Game, Rejection, Table, TableState
+from cardroom_engine import Completer, Game, Rejection, Table, TableState
 from cardroom_engine.simulate import LocalGame, bots_chooser, new_game
 from cardroom_projector import project_log
 
@@ -62,6 +65,9 @@ class Profile:
     configs: tuple[Mapping[str, Any], ...] = ({},)
     seeds: tuple[int, ...] = (1,)
     probes: int = 12  # states at which decide is probed, per game played
+    # a game whose actions are templates: its bots fill them in at the first ``fill_window``
+    # decisions of a game (sampled: filling a shuffle means proving one)
+    fill_window: int = 60
 
 
 PROFILES: dict[str, Profile] = {
@@ -80,6 +86,9 @@ class Played:
     local: LocalGame
     states: list[TableState]  # states[i]: after local.steps[i]
     actors: dict[int, str]  # step index -> the player whose command made that event
+    # a game whose actions are templates: (state index, player, listed action, the commands
+    # the player's bot filled it in with then), at sampled moments of the game
+    filled: list[tuple[int, str, dict[str, Any], list[dict[str, Any]]]] | None = None
 
     @property
     def table(self) -> Table:
@@ -100,9 +109,22 @@ def play_game(game: Game[Any], players: int, seed: int, config: Mapping[str, Any
     rng = random.Random(seed)
     local = new_game(game, seats, rng, config, keys=keys or None)
     table, actors = local.table, {}
+    profile = PROFILES.get(game.name, Profile())
+    fill_at = set(_sample(profile.fill_window, profile.probes, random.Random(seed + 7)))
+    filled: list[tuple[int, str, dict[str, Any], list[dict[str, Any]]]] = []
+    decisions = 0
     while local.state.status == "playing":
         movers = [(p, a) for p in local.state.seats if (a := table.actions(local.state, p))]
         assert movers, f"{game.name}: nobody can move and the game is not over"
+        if game.action_templates and decisions in fill_at:
+            # filled in now, by the bots as they are now (their keys, their cards)
+            for p, acts in movers:
+                completer: Completer = bots[p]  # type: ignore[assignment]
+                view = table.view(local.state, p)
+                for action in acts:
+                    commands = completer.completions(view, action)
+                    filled.append((len(local.steps) - 1, p, action, commands))
+        decisions += 1
         player, actions = rng.choice(movers)
         command = dict(choose(local, player, actions, rng))
         done = len(local.steps)
@@ -116,7 +138,7 @@ def play_game(game: Game[Any], players: int, seed: int, config: Mapping[str, Any
     for step in local.steps:
         state = table.evolve(state, step.event)
         states.append(state)
-    return Played(local, states, actors)
+    return Played(local, states, actors, filled if game.action_templates else None)
 
 
 def games_of(game: Game[Any]) -> Iterator[Played]:
@@ -310,6 +332,8 @@ def _variants(action: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def actions_are_decided(played: Played, probes: int) -> Problems:
+    if played.filled is not None:
+        return _templates_are_decided(played)
     problems: Problems = []
     table = played.table
     for state in _probe_states(played, probes):
@@ -327,6 +351,31 @@ def actions_are_decided(played: Played, probes: int) -> Problems:
                     continue
                 if answer(table, state, player, command) is None:
                     problems.append(f"{where}: {command['type']} accepted but not listed")
+    return problems
+
+
+def _templates_are_decided(played: Played) -> Problems:
+    """Every command a player's bot filled a listed template in with is accepted; sent by
+    another seat, it is refused (the move is signed for the seat whose key it carries)."""
+    problems: Problems = []
+    table = played.table
+    if not played.filled:
+        return ["no listed action was filled in: nothing was checked"]
+    kinds: set[str] = set()
+    for index, player, action, commands in played.filled:
+        state = played.states[index]
+        where = f"v{state.version} {player} {action.get('kind', action['type'])}"
+        for command in commands:
+            got = answer(table, state, player, command)
+            if got is not None:
+                problems.append(f"{where}: filled in, refused {got[0]}")
+            else:
+                kinds.add(str(action.get("kind", action["type"])))
+            for other in state.seats:
+                if other != player and answer(table, state, other, command) is None:
+                    problems.append(f"{where}: accepted from {other} too")
+    if not kinds:
+        problems.append("no filled-in action was accepted")
     return problems
 
 

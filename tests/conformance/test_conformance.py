@@ -17,12 +17,7 @@ GAMES = sorted(set(load_games("")) | {HIGHCARD.name})
 
 # What a game is known to fail, and why: asserted to fail still, so that this list is kept
 # true (a game that comes to pass a check must leave it).
-KNOWN: dict[tuple[str, str], str] = {
-    ("macaua", "actions_are_decided"): (
-        "Macaua lists its moves as templates: its client fills in the proofs and signs them "
-        "(cardroom_games.macaua), so decide refuses a move as listed"
-    ),
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 @functools.cache

@@ -6,9 +6,10 @@ import random
 from typing import Any, ClassVar
 
 from cardroom_engine import Command, Event, Message, Rejection
+from cardroom_games.macaua import Macaua
 from cardroom_games.papas import PapasRules
 from cardroom_games.take5.rules import Take5
-from conformance import run
+from conformance import PROFILES, run
 from support.highcard import HighCard
 
 
@@ -65,3 +66,25 @@ class HighCardTellingTurns(HighCard):
 def test_a_notification_naming_a_hidden_card_is_caught() -> None:
     problems = run(HighCardTellingTurns(), ["notifications_hold_no_secret"])
     assert any("TurnStarted" in p for p in problems["notifications_hold_no_secret"])
+
+
+class MacauaListingDraws(Macaua):
+    """Macaua that also lists a draw while the cards are being revealed, which its rules
+    refuse then (its bots fill in the first listed action, so they never send it)."""
+
+    name = "macaua_listing_draws"
+
+    def actions(self, state: Any, player: str) -> list[dict[str, Any]]:
+        listed = super().actions(state, player)
+        if state.phase in ("deal", "draw") and listed:
+            return [*listed, {**listed[0], "kind": "draw", "count": 1}]
+        return listed
+
+
+def test_a_listed_template_the_rules_refuse_once_filled_in_is_caught() -> None:
+    PROFILES["macaua_listing_draws"] = PROFILES["macaua"]
+    try:
+        problems = run(MacauaListingDraws(), ["actions_are_decided"])["actions_are_decided"]
+    finally:
+        del PROFILES["macaua_listing_draws"]
+    assert any(" draw: filled in, refused " in p for p in problems), problems[:5]

@@ -139,6 +139,17 @@ class RandomBot:
 BotFactory = Callable[[str], Bot]
 
 
+class Completer(Protocol):
+    """A bot of a game whose actions are templates (``GameRules.action_templates``)."""
+
+    def completions(
+        self, view: Mapping[str, Any], action: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """Every command its player may send now for the listed ``action``, filled in with
+        what only the player holds (empty when it holds nothing that fits: no legal card)."""
+        ...
+
+
 class Game(Protocol[S]):
     """The structural protocol every hosted game satisfies (see the module docs)."""
 
@@ -161,6 +172,8 @@ class Game(Protocol[S]):
     def signed_transitions(self) -> bool: ...
     @property
     def private_events(self) -> frozenset[str]: ...
+    @property
+    def action_templates(self) -> bool: ...
 
     def setup(self, config: Any, seats: Sequence[str]) -> S: ...
     def start(self, state: S, rng: random.Random) -> list[Event]: ...
@@ -216,6 +229,13 @@ class GameRules(Generic[S]):
     signed_transitions: ClassVar[bool] = False
     """Every player signs each transition it is sent (or rejects it) in its acknowledgement,
     and the gamemaster checks the signatures before the game's next step (Macaua)."""
+
+    action_templates: ClassVar[bool] = False
+    r"""The listed ``actions`` are templates that only the player's client can fill in (with
+    its keys, its proofs, the card it plays), since the server never holds them (Macaua):
+    ``decide`` accepts the filled-in command, not the template, and the game's bots are
+    :class:`Completer`\ s, so that a check of the listed actions can fill them as the
+    player would."""
 
     private_events: ClassVar[frozenset[str]] = frozenset()
     """The event types this game may address to some seats only (their ``notify`` leaves

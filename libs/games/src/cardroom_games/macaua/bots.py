@@ -123,6 +123,27 @@ class MacauaBot:
             move = self.build(v, actions, rng)
             return self.sign(v, move)
 
+    def completions(
+        self, view: Mapping[str, Any], action: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        """Every signed move this player may send now for the listed ``action`` (the rules'
+        actions are templates: only the player holds its keys and knows its cards): a play
+        is each of its legal plays (an Ace declaring the first suit), anything else the one
+        move its kind allows."""
+        v = game_view(view)
+        with self._lock:
+            kind = action["kind"]
+            if kind == "play":
+                moves = [
+                    self.play_move(v, play, SUITS[0] if rank(play[0][1]) == "A" else None)
+                    for play in self.legal_plays(v)
+                ]
+            elif kind == "draw":
+                moves = [{"kind": "draw"}]
+            else:
+                moves = [self.build(v, [action], random.Random(0))]
+            return [self.sign(v, move) for move in moves]
+
     # -- moves --------------------------------------------------------------------------------
     def sign(self, v: Mapping[str, Any], move: Mapping[str, Any]) -> dict[str, Any]:
         signed = sign_move(self.signing_key, v["binding"], v["seq"] + 1, v["hash"], dict(move))

@@ -112,6 +112,7 @@ class Macaua(GameRules[MacauaState]):
     of tables that started before keys were bound keep the key their first move published."""
 
     signed_transitions: ClassVar[bool] = True
+    action_templates: ClassVar[bool] = True
     """Every transition is signed by every player who checked it (see the module docs): the
     acknowledgements carry the signatures, and the server checks them before moving on."""
 
