@@ -440,10 +440,14 @@ class Table:
         for event in events:
             if str(event.get("type", "")).startswith(TABLE_PREFIX):
                 raise ValueError(f"a game may not emit engine event {event['type']!r}")
-        after = state
+        if state.status != "playing":
+            return events
+        # only the game's state decides the outcome: fold it alone, without a copy of the
+        # table's state per event (the caller folds the table's afterwards)
+        game, evolve = state.game, self.game.evolve
         for event in events:
-            after = self.evolve(after, event)
-        outcome = self.game.outcome(after.game) if after.status == "playing" else None
+            game = evolve(game, event)
+        outcome = self.game.outcome(game)
         if outcome is not None:
             return [*events, {"type": FINISHED, "outcome": outcome.to_json()}]
         return events
