@@ -7,13 +7,13 @@ from typing import Any, ClassVar
 
 from cardroom_engine import Command, Event, Message, Rejection
 from cardroom_games.macaua import Macaua
-from cardroom_games.papas import PapasRules
+from cardroom_games.papas import Papas
 from cardroom_games.take5.rules import Take5
 from conformance import PROFILES, run
 from support.highcard import HighCard
 
 
-class PapasCountablePasses(PapasRules):
+class PapasCountablePasses(Papas):
     """Papas as it was: a pass is told to the passer only, but moves every version."""
 
     name = "papas_countable"

@@ -13,7 +13,7 @@ import pytest
 from cardroom_engine import Event, Message, Rejection
 from cardroom_games.papas import GAME
 from cardroom_games.papas.cards import CARD_NAME, DECK_SIZE
-from cardroom_games.papas.state import PLAYER_TURN, PapasConfig, State
+from cardroom_games.papas.state import PLAYER_TURN, PapasConfig, PapasState
 
 Card = int | str  # a card id, or a name meaning "a fresh copy of that name"
 
@@ -48,7 +48,7 @@ def make_state(
     active: int = 0,
     config: Mapping[str, Any] | None = None,
     rest_to: str = "deck",
-) -> State:
+) -> PapasState:
     """A position in PlayerTurn with exactly these hands; every one of the 103 cards is
     somewhere (the unnamed ones go to the bottom of the deck, or the discard pile)."""
     seats = tuple(hands)
@@ -72,14 +72,14 @@ def make_state(
     )
 
 
-def card_count(state: State) -> int:
+def card_count(state: PapasState) -> int:
     return len(state.deck) + len(state.discard) + sum(len(h) for h in state.hands)
 
 
 class Harness:
     """One game in memory: decide, then evolve + notify each event, then follow-ups."""
 
-    def __init__(self, state: State, seed: int = 0) -> None:
+    def __init__(self, state: PapasState, seed: int = 0) -> None:
         self.state = state
         self.rng = random.Random(seed)
         self.log: list[tuple[Event, dict[str, Message]]] = []

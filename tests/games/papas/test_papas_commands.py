@@ -10,7 +10,7 @@ import pytest
 from cardroom_engine import Rejection
 from cardroom_engine.simulate import new_game
 from cardroom_games.papas import COMMAND_TYPES, GAME
-from cardroom_games.papas.state import State
+from cardroom_games.papas.state import PapasState
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from papas_testkit import Harness, make_state
@@ -136,11 +136,11 @@ def test_a_refused_command_through_the_table_appends_nothing() -> None:
     assert len(local.steps) == steps
 
 
-def _positions() -> list[State]:
+def _positions() -> list[PapasState]:
     """Positions in every state of the machine, from random play."""
     from cardroom_engine.simulate import play
 
-    found: dict[tuple[str, bool], State] = {}
+    found: dict[tuple[str, bool], PapasState] = {}
     for seed in range(8):
         local = play(GAME, ["a", "b", "c"], random.Random(seed), {"win_threshold": 4})
         table_state = None

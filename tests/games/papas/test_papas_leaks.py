@@ -25,7 +25,7 @@ import pytest
 from cardroom_engine import Event, Message, Rejection
 from cardroom_games.papas import EVENT_TYPES, GAME
 from cardroom_games.papas.cards import CARD_NAME
-from cardroom_games.papas.state import PapasConfig, State
+from cardroom_games.papas.state import PapasConfig, PapasState
 from papas_testkit import CARD_ID, card_ids, mentions
 
 GAMES = int(os.environ.get("PAPAS_LEAK_GAMES", "2000"))
@@ -45,17 +45,17 @@ def publicly_discarded(event: Event) -> set[int]:
     return set()
 
 
-def entitled(before: State, event: Event, after: State, seat: int) -> set[int]:
+def entitled(before: PapasState, event: Event, after: PapasState, seat: int) -> set[int]:
     """The cards player ``seat`` may be shown in the notification of ``event``."""
     return public_cards(before, event, after) | private_cards(before, event, after, seat)
 
 
-def public_cards(before: State, event: Event, after: State) -> set[int]:
+def public_cards(before: PapasState, event: Event, after: PapasState) -> set[int]:
     """Face up for everyone: the discard pile before and after, and what the event discards."""
     return set(before.discard) | set(after.discard) | publicly_discarded(event)
 
 
-def private_cards(before: State, event: Event, after: State, seat: int) -> set[int]:
+def private_cards(before: PapasState, event: Event, after: PapasState, seat: int) -> set[int]:
     """One's own hand before and after; a Potato Dawan shows the target's hand to the actor."""
     allowed = set(before.hands[seat]) | set(after.hands[seat])
     reveal = event["type"] == "CardSelection" and event["reveal"]
@@ -64,7 +64,7 @@ def private_cards(before: State, event: Event, after: State, seat: int) -> set[i
     return allowed
 
 
-def view_entitled(state: State, seat: int | None) -> set[int]:
+def view_entitled(state: PapasState, seat: int | None) -> set[int]:
     allowed = set(state.discard)
     if seat is None:
         return allowed
@@ -99,7 +99,7 @@ class LeakChecker:
     def foreign_tokens(self, player: str | None) -> set[str]:
         return {t for t, owner in self.token_owner.items() if owner != player}
 
-    def check_notes(self, before: State, event: Event, notes: Mapping[str, Message]) -> None:
+    def check_notes(self, before: PapasState, event: Event, notes: Mapping[str, Message]) -> None:
         """Check every message of one event. A message's ``hand`` must be exactly the
         recipient's hand; the rest is scanned as JSON (once per distinct content: most
         recipients of an event get the same public part) for card ids and tokens."""
@@ -301,7 +301,7 @@ def test_the_checker_catches_a_leak() -> None:
     checker.check_notes(before, event, {"p1": {"options": [{"token": "feedbeef"}]}})
 
 
-def faces(state: State, seat: int) -> list[dict[str, Any]]:
+def faces(state: PapasState, seat: int) -> list[dict[str, Any]]:
     return [
         {"id": c, "name": CARD_NAME[c], "kind": "x", "value": 0, "alarm": False}
         for c in state.hands[seat]

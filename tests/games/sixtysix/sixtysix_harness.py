@@ -14,7 +14,7 @@ from typing import Any
 
 from cardroom_engine import JOINED, STARTED, Rejection, Table
 from cardroom_engine.simulate import LocalGame, Step
-from cardroom_games.sixtysix import GAME, State
+from cardroom_games.sixtysix import GAME, SixtySixState
 from cardroom_games.sixtysix.cards import remaining_deck
 
 PLAYERS = ("c1", "c2", "c3")  # the diagrams' Client 1, 2, 3 = seats 0, 1, 2
@@ -34,7 +34,7 @@ class Rigged(random.Random):
         return answer
 
 
-def index_of(state: State, value: int) -> int:
+def index_of(state: SixtySixState, value: int) -> int:
     """The ``randrange`` answer that draws ``value`` from this state's deck."""
     assert state.deck[value] > 0, f"no {value} left in the deck"
     return sum(state.deck[:value])
@@ -76,9 +76,9 @@ class Script:
 
     # -- state ----------------------------------------------------------------------------
     @property
-    def state(self) -> State:
+    def state(self) -> SixtySixState:
         game = self.local.state.game
-        assert isinstance(game, State)
+        assert isinstance(game, SixtySixState)
         return game
 
     def seat(self, player: str) -> int:

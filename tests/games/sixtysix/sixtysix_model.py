@@ -11,7 +11,7 @@ from typing import Any
 
 from cardroom_engine import Table
 from cardroom_engine.simulate import new_game
-from cardroom_games.sixtysix import GAME, State
+from cardroom_games.sixtysix import GAME, SixtySixState
 
 NO_CARD_FIELDS = frozenset(
     {
@@ -187,7 +187,9 @@ class Entitlement:
                     assert not allowed, f"{where}: hides card {i} of seat {q} it may know"
 
 
-def chooser(state: State, actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
+def chooser(
+    state: SixtySixState, actions: list[dict[str, Any]], rng: random.Random
+) -> dict[str, Any]:
     """Random legal moves, but claims that succeed (found with the true cards) are played
     half the time, so successful claims are common enough to be tested."""
     claims = [a for a in actions if a["type"] == "ShowCards"]

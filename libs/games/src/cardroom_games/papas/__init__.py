@@ -70,10 +70,10 @@ from __future__ import annotations
 from .bots import BOTS, HeuristicBot
 from .commands import COMMAND_TYPES
 from .folds import EVENT_TYPES
-from .rules import PapasRules
-from .state import PapasConfig, State
+from .rules import Papas
+from .state import PapasConfig, PapasState
 
-GAME = PapasRules()
+GAME = Papas()
 
 __all__ = [
     "BOTS",
@@ -81,7 +81,7 @@ __all__ = [
     "EVENT_TYPES",
     "GAME",
     "HeuristicBot",
+    "Papas",
     "PapasConfig",
-    "PapasRules",
-    "State",
+    "PapasState",
 ]

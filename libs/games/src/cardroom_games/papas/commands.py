@@ -28,7 +28,7 @@ from .state import (
     REACTION_PHASE,
     SETUP,
     TARGET_SELECTION,
-    State,
+    PapasState,
 )
 
 # Stable refusal codes of this game (besides the engine's ErrorCode values).
@@ -46,10 +46,10 @@ UNKNOWN_CARD_NAME = "unknown_card_name"
 DISCARD_AND_DRAW_UNAVAILABLE = "discard_and_draw_unavailable"
 WRONG_STATE = "wrong_state"
 
-COMMANDS = Commands[State]("papas")
+COMMANDS = Commands[PapasState]("papas")
 
 
-def decide(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def decide(state: PapasState, actor: str, command: Command, rng: random.Random) -> list[Event]:
     kind = command.get("type")
     if type(kind) is not str:
         raise Rejection(ErrorCode.BAD_REQUEST, "a command needs a string 'type'")
@@ -70,19 +70,19 @@ def _card(command: Command, key: str = "card") -> int:
     return inputs.integer(command[key], key)
 
 
-def _turn(state: State, seat: int, phase: str) -> None:
+def _turn(state: PapasState, seat: int, phase: str) -> None:
     if seat != state.active:
         raise Rejection(ErrorCode.NOT_YOUR_TURN, "it is not your turn")
     if state.phase != phase:
         raise Rejection(WRONG_STATE, f"not possible now: the game is in {state.phase}")
 
 
-def _in_hand(state: State, seat: int, card: int) -> None:
+def _in_hand(state: PapasState, seat: int, card: int) -> None:
     if card not in state.hands[seat]:
         raise Rejection(CARD_NOT_IN_HAND, "that card is not in your hand")
 
 
-def _window(state: State, seat: int, window: int) -> None:
+def _window(state: PapasState, seat: int, window: int) -> None:
     """Refuse a reaction that does not belong to the open window (public facts only)."""
     if state.phase != REACTION_PHASE or window != state.window:
         if window == state.window and state.window_interrupted:
@@ -98,7 +98,7 @@ def _window(state: State, seat: int, window: int) -> None:
 
 
 @COMMANDS.on("PlayCard")
-def _play_card(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _play_card(state: PapasState, actor: str, command: Command, rng: random.Random) -> list[Event]:
     inputs.only(command, "card")
     card = _card(command)
     seat = state.seat(actor)
@@ -114,7 +114,9 @@ def _play_card(state: State, actor: str, command: Command, rng: random.Random) -
 
 
 @COMMANDS.on("PlayThreesome")
-def _play_threesome(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _play_threesome(
+    state: PapasState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     inputs.only(command, "cards")
     cards = inputs.integers(command["cards"], "cards", 3, 3)
     if len(set(cards)) != 3:
@@ -138,7 +140,9 @@ def _play_threesome(state: State, actor: str, command: Command, rng: random.Rand
 
 
 @COMMANDS.on("SelectTargets")
-def _select_targets(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _select_targets(
+    state: PapasState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     inputs.only(command, "targets")
     targets = inputs.texts(command["targets"], "targets", 1, 2)
     _turn(state, state.seat(actor), TARGET_SELECTION)
@@ -156,7 +160,7 @@ def _select_targets(state: State, actor: str, command: Command, rng: random.Rand
 
 
 @COMMANDS.on("SkipReaction")
-def _skip(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _skip(state: PapasState, actor: str, command: Command, rng: random.Random) -> list[Event]:
     inputs.only(command, "window")
     window = inputs.integer(command["window"], "window")
     seat = state.seat(actor)
@@ -168,7 +172,7 @@ def _skip(state: State, actor: str, command: Command, rng: random.Random) -> lis
 
 
 @COMMANDS.on("PlayInterrupt")
-def _interrupt(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _interrupt(state: PapasState, actor: str, command: Command, rng: random.Random) -> list[Event]:
     inputs.only(command, "window", "card")
     window = inputs.integer(command["window"], "window")
     card = _card(command)
@@ -194,7 +198,9 @@ def _interrupt(state: State, actor: str, command: Command, rng: random.Random) -
 
 
 @COMMANDS.on("SelectCard")
-def _select_card(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _select_card(
+    state: PapasState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     inputs.only(command, "token")
     token = inputs.text(command["token"], "token")
     _turn(state, state.seat(actor), CARD_SELECTION)
@@ -205,7 +211,9 @@ def _select_card(state: State, actor: str, command: Command, rng: random.Random)
 
 
 @COMMANDS.on("SelectCardName")
-def _select_name(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _select_name(
+    state: PapasState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     inputs.only(command, "name")
     name = inputs.text(command["name"], "name")
     _turn(state, state.seat(actor), CARD_NAME_SELECTION)
@@ -215,7 +223,7 @@ def _select_name(state: State, actor: str, command: Command, rng: random.Random)
 
 
 @COMMANDS.on("EndTurn")
-def _end_turn(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _end_turn(state: PapasState, actor: str, command: Command, rng: random.Random) -> list[Event]:
     inputs.only(command)
     _turn(state, state.seat(actor), PLAYER_TURN)
     drawn, reshuffled = draw_cards(state.deck, state.discard, 1, rng)
@@ -224,7 +232,7 @@ def _end_turn(state: State, actor: str, command: Command, rng: random.Random) ->
 
 @COMMANDS.on("DiscardAndDraw")
 def _discard_and_draw(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: PapasState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     inputs.only(command)
     seat = state.seat(actor)
@@ -248,7 +256,7 @@ def _discard_and_draw(
 
 
 @COMMANDS.on("DiscardCard")
-def _discard(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _discard(state: PapasState, actor: str, command: Command, rng: random.Random) -> list[Event]:
     inputs.only(command, "card")
     card = _card(command)
     seat = state.seat(actor)
@@ -263,7 +271,7 @@ COMMAND_TYPES = COMMANDS.types
 # -- legal actions -------------------------------------------------------------------------------
 
 
-def actions(state: State, player: str) -> list[dict[str, Any]]:
+def actions(state: PapasState, player: str) -> list[dict[str, Any]]:
     """Complete legal commands, one per distinct card face (copies of a face are
     interchangeable; ``decide`` accepts any copy)."""
     if player not in state.seats:

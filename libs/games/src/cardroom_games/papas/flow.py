@@ -26,7 +26,7 @@ from .state import (
     PLAYER_TURN,
     REACTION_PHASE,
     PapasConfig,
-    State,
+    PapasState,
 )
 
 REACTION_KEY = "reaction"
@@ -56,7 +56,7 @@ def _token(rng: random.Random, taken: set[str]) -> str:
             return token
 
 
-def no_interrupt(state: State, reason: str) -> Event:
+def no_interrupt(state: PapasState, reason: str) -> Event:
     """The open reaction window closes unopposed (all skipped, or its deadline)."""
     return {"type": "NoInterrupt", "window": state.window, "reason": reason}
 
@@ -64,11 +64,11 @@ def no_interrupt(state: State, reason: str) -> Event:
 # -- setup and the deal ------------------------------------------------------------------------
 
 
-def setup(config: Any, seats: Sequence[str]) -> State:
+def setup(config: Any, seats: Sequence[str]) -> PapasState:
     if not isinstance(config, PapasConfig):
         config = PapasConfig.model_validate(config)
     n = len(seats)
-    return State(
+    return PapasState(
         seats=tuple(seats),
         threshold=config.win_threshold or C.win_threshold(n),
         reaction_seconds=config.reaction_seconds,
@@ -78,7 +78,7 @@ def setup(config: Any, seats: Sequence[str]) -> State:
     )
 
 
-def start(state: State, rng: random.Random) -> list[Event]:
+def start(state: PapasState, rng: random.Random) -> list[Event]:
     order = list(range(C.DECK_SIZE))
     rng.shuffle(order)
     return [{"type": "GameStart", "deck": order, "hand_size": HAND_SIZE}]
@@ -87,7 +87,7 @@ def start(state: State, rng: random.Random) -> list[Event]:
 # -- the automatic states ----------------------------------------------------------------------
 
 
-def follow_up(state: State, rng: random.Random) -> list[Event]:
+def follow_up(state: PapasState, rng: random.Random) -> list[Event]:
     phase = state.phase
     seat = state.active
     player = state.seats[seat] if state.seats else ""
@@ -140,7 +140,7 @@ def follow_up(state: State, rng: random.Random) -> list[Event]:
     return []
 
 
-def _resolve(state: State, rng: random.Random) -> Event:
+def _resolve(state: PapasState, rng: random.Random) -> Event:
     """ActionResolution: the effect of an action card that nobody interrupted."""
     play = state.play
     assert play is not None
@@ -192,13 +192,13 @@ def _resolve(state: State, rng: random.Random) -> Event:
 # -- the reaction window's deadline, the away player -------------------------------------------
 
 
-def deadline(state: State) -> Deadline | None:
+def deadline(state: PapasState) -> Deadline | None:
     if state.phase == REACTION_PHASE:
         return Deadline(state.reaction_seconds, f"{REACTION_KEY}:{state.window}")
     return None
 
 
-def on_timeout(state: State, key: str, rng: random.Random) -> list[Event]:
+def on_timeout(state: PapasState, key: str, rng: random.Random) -> list[Event]:
     if state.phase == REACTION_PHASE and key == f"{REACTION_KEY}:{state.window}":
         return [no_interrupt(state, "deadline")]
     return []
@@ -218,7 +218,7 @@ def house_action(actions: list[dict[str, Any]], rng: random.Random) -> dict[str,
 # -- outcome -----------------------------------------------------------------------------------
 
 
-def outcome(state: State) -> Outcome | None:
+def outcome(state: PapasState) -> Outcome | None:
     if state.phase != GAME_END or state.winner is None:
         return None
     scores = {p: float(n) for p, n in zip(state.seats, state.potatoes, strict=True)}

@@ -26,11 +26,11 @@ from .state import (
     PLAYER_TURN,
     REACTION_PHASE,
     TARGET_SELECTION,
+    PapasState,
     Play,
-    State,
 )
 
-FOLDS = Folds[State]("papas")
+FOLDS = Folds[PapasState]("papas")
 
 Cards = tuple[int, ...]
 Hands = tuple[Cards, ...]
@@ -68,7 +68,7 @@ def _move(hands: Hands, card: int | None, source: int, dest: int) -> Hands:
     return put(hands, dest, (*hands[dest], card))
 
 
-def _scored(state: State, potatoes: tuple[int, ...], phase: str) -> tuple[str, int | None]:
+def _scored(state: PapasState, potatoes: tuple[int, ...], phase: str) -> tuple[str, int | None]:
     """The phase and winner once golden potatoes change: reaching the threshold ends the
     game (EndScore), won by the first seat with the most."""
     best = max(potatoes)
@@ -77,7 +77,7 @@ def _scored(state: State, potatoes: tuple[int, ...], phase: str) -> tuple[str, i
     return phase, state.winner
 
 
-def _open_window(state: State, play: Play, hands: Hands, discard: Cards) -> State:
+def _open_window(state: PapasState, play: Play, hands: Hands, discard: Cards) -> PapasState:
     """Reaction window n+1 on ``play``: every other player may react."""
     active = state.active
     return state._replace(
@@ -96,7 +96,7 @@ def _open_window(state: State, play: Play, hands: Hands, discard: Cards) -> Stat
 
 
 @FOLDS.on("GameStart")
-def _game_start(state: State, event: Event) -> State:
+def _game_start(state: PapasState, event: Event) -> PapasState:
     deck = tuple(event["deck"])
     size = int(event["hand_size"])
     n = len(state.seats)
@@ -110,7 +110,7 @@ def _game_start(state: State, event: Event) -> State:
 
 
 @FOLDS.on("PlayCard")
-def _play_card(state: State, event: Event) -> State:
+def _play_card(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     card = int(event["card"])
     name = event["name"]
@@ -126,7 +126,7 @@ def _play_card(state: State, event: Event) -> State:
 
 
 @FOLDS.on("PlayThreesome")
-def _play_threesome(state: State, event: Event) -> State:
+def _play_threesome(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     cards = tuple(int(c) for c in event["cards"])
     play = Play("threesome", cards, event["kind"], int(event["reward"]))
@@ -135,7 +135,7 @@ def _play_threesome(state: State, event: Event) -> State:
 
 
 @FOLDS.on("SelectTargets")
-def _select_targets(state: State, event: Event) -> State:
+def _select_targets(state: PapasState, event: Event) -> PapasState:
     # _open_window's turn_fresh=False changes nothing: PlayCard made the turn not fresh
     play = state.play
     assert play is not None
@@ -145,12 +145,12 @@ def _select_targets(state: State, event: Event) -> State:
 
 
 @FOLDS.on("SkipReaction")
-def _skip(state: State, event: Event) -> State:
+def _skip(state: PapasState, event: Event) -> PapasState:
     return state._replace(reactors=without(state.reactors, state.seat(event["player"])))
 
 
 @FOLDS.on("InterruptPlayed")
-def _interrupt(state: State, event: Event) -> State:
+def _interrupt(state: PapasState, event: Event) -> PapasState:
     seat = state.seat(event["player"])
     card = int(event["card"])
     return state._replace(
@@ -164,7 +164,7 @@ def _interrupt(state: State, event: Event) -> State:
 
 
 @FOLDS.on("NoInterrupt")
-def _no_interrupt(state: State, event: Event) -> State:
+def _no_interrupt(state: PapasState, event: Event) -> PapasState:
     play = state.play
     assert play is not None
     if play.kind == "threesome":
@@ -193,24 +193,24 @@ def _no_interrupt(state: State, event: Event) -> State:
 
 
 @FOLDS.on("CardSelection")
-def _card_selection(state: State, event: Event) -> State:
+def _card_selection(state: PapasState, event: Event) -> PapasState:
     return state._replace(
         selection=tuple((str(token), int(card)) for token, card in event["options"])
     )
 
 
 @FOLDS.on("CardSelected")
-def _card_selected(state: State, event: Event) -> State:
+def _card_selected(state: PapasState, event: Event) -> PapasState:
     return state._replace(selection=(), selected=int(event["card"]), phase=ACTION_RESOLUTION)
 
 
 @FOLDS.on("CardNameSelected")
-def _card_name_selected(state: State, event: Event) -> State:
+def _card_name_selected(state: PapasState, event: Event) -> PapasState:
     return state._replace(named=str(event["name"]), phase=ACTION_RESOLUTION)
 
 
 @FOLDS.on("ActionResolved")
-def _action_resolved(state: State, event: Event) -> State:
+def _action_resolved(state: PapasState, event: Event) -> PapasState:
     play = state.play
     assert play is not None
     seat = state.active
@@ -268,7 +268,7 @@ def _action_resolved(state: State, event: Event) -> State:
 
 
 @FOLDS.on("EndTurn")
-def _end_turn(state: State, event: Event) -> State:
+def _end_turn(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     deck, discard, hands = _give(state.deck, state.discard, state.hands, seat, event)
     return state._replace(
@@ -281,7 +281,7 @@ def _end_turn(state: State, event: Event) -> State:
 
 
 @FOLDS.on("DiscardAndDraw")
-def _discard_and_draw(state: State, event: Event) -> State:
+def _discard_and_draw(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     card = int(event["card"])
     hands = put(state.hands, seat, without(state.hands[seat], card))
@@ -297,7 +297,7 @@ def _discard_and_draw(state: State, event: Event) -> State:
 
 
 @FOLDS.on("AutoDraw")
-def _auto_draw(state: State, event: Event) -> State:
+def _auto_draw(state: PapasState, event: Event) -> PapasState:
     deck, discard, hands = _give(state.deck, state.discard, state.hands, state.active, event)
     return state._replace(
         deck=deck,
@@ -310,13 +310,13 @@ def _auto_draw(state: State, event: Event) -> State:
 
 
 @FOLDS.on("DrawCard")
-def _draw_card(state: State, event: Event) -> State:
+def _draw_card(state: PapasState, event: Event) -> PapasState:
     """NextPlayer's end-of-turn draw (after an alarm card): as an EndTurn's."""
     return _end_turn(state, event)
 
 
 @FOLDS.on("DiscardCards")
-def _discard(state: State, event: Event) -> State:
+def _discard(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     card = int(event["card"])
     hand = without(state.hands[seat], card)
@@ -328,7 +328,7 @@ def _discard(state: State, event: Event) -> State:
 
 
 @FOLDS.on("NextTurn")
-def _next_turn(state: State, event: Event) -> State:
+def _next_turn(state: PapasState, event: Event) -> PapasState:
     return state._replace(
         active=state.seat(event["player"]),
         phase=PLAYER_TURN,
@@ -339,7 +339,7 @@ def _next_turn(state: State, event: Event) -> State:
 
 
 @FOLDS.on("EndScore")
-def _end_score(state: State, event: Event) -> State:
+def _end_score(state: PapasState, event: Event) -> PapasState:
     return state._replace(phase=GAME_END)
 
 

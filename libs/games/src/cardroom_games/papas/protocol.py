@@ -20,18 +20,18 @@ from cardroom_engine import Event, Message
 from cardroom_engine.kit import Handlers
 
 from .cards import CARD_NAME, REVEALS_HAND, TYPES, WILDCARD_IDS
-from .state import REACTION_PHASE, State
+from .state import REACTION_PHASE, PapasState
 
 _FACES: dict[tuple[int, ...], tuple[dict[str, Any], ...]] = {}
 _W0, _W1, _W2 = WILDCARD_IDS
 
 
-Notifier = Callable[[State, Event, State], dict[str, Message]]
+Notifier = Callable[[PapasState, Event, PapasState], dict[str, Message]]
 NOTIFIERS = Handlers[Notifier]("papas")
 """The notification of each event type, one function per type (``notify``)."""
 
 
-def _faces_for(state: State) -> tuple[dict[str, Any], ...]:
+def _faces_for(state: PapasState) -> tuple[dict[str, Any], ...]:
     """The face of every card id under this game's wildcard values (built once)."""
     values = state.values
     key = (values[_W0], values[_W1], values[_W2])
@@ -51,23 +51,23 @@ def _faces_for(state: State) -> tuple[dict[str, Any], ...]:
     return table
 
 
-def face(state: State, card: int) -> dict[str, Any]:
+def face(state: PapasState, card: int) -> dict[str, Any]:
     """``{"id", "name", "kind", "value", "alarm"}``: a fresh dict for each message."""
     return dict(_faces_for(state)[card])
 
 
-def faces(state: State, cards: Sequence[int]) -> list[dict[str, Any]]:
+def faces(state: PapasState, cards: Sequence[int]) -> list[dict[str, Any]]:
     table = _faces_for(state)
     return [dict(table[c]) for c in cards]
 
 
-def _order(state: State) -> list[str]:
+def _order(state: PapasState) -> list[str]:
     """The seats in playing order, starting with seat 0."""
     n = len(state.seats)
     return [state.seats[(state.direction * i) % n] for i in range(n)]
 
 
-def board(state: State) -> dict[str, Any]:
+def board(state: PapasState) -> dict[str, Any]:
     """What everyone sees of the table."""
     seats = state.seats
     return {
@@ -81,7 +81,7 @@ def board(state: State) -> dict[str, Any]:
     }
 
 
-def _reaction(state: State) -> dict[str, Any] | None:
+def _reaction(state: PapasState) -> dict[str, Any] | None:
     """The open reaction window, the same for everyone (who has passed stays private)."""
     if state.phase != REACTION_PHASE:
         return None
@@ -92,7 +92,7 @@ def _reaction(state: State) -> dict[str, Any] | None:
     }
 
 
-def _play(state: State) -> dict[str, Any] | None:
+def _play(state: PapasState) -> dict[str, Any] | None:
     play = state.play
     if play is None:
         return None
@@ -111,7 +111,7 @@ Private = dict[str, dict[str, Any]]
 
 def _send(
     event: Event,
-    after: State,
+    after: PapasState,
     public: dict[str, Any],
     private: Private | None = None,
     to: Sequence[str] | None = None,
@@ -130,14 +130,14 @@ def _send(
     return out
 
 
-def _drawn(event: Event, after: State, player: str, **public: Any) -> dict[str, Message]:
+def _drawn(event: Event, after: PapasState, player: str, **public: Any) -> dict[str, Message]:
     drawn = event["drawn"]
     public.update(player=player, drawn_count=len(drawn), reshuffled=event["reshuffled"] is not None)
     return _send(event, after, public, {player: {"drawn": faces(after, drawn)}})
 
 
 @NOTIFIERS.on("GameStart")
-def _game_start(before: State, event: Event, after: State) -> dict[str, Message]:
+def _game_start(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     public = {
         "seats": list(after.seats),
         "threshold": after.threshold,
@@ -149,7 +149,7 @@ def _game_start(before: State, event: Event, after: State) -> dict[str, Message]
 
 
 @NOTIFIERS.on("PlayCard")
-def _play_card(before: State, event: Event, after: State) -> dict[str, Message]:
+def _play_card(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     public = {
         "player": event["player"],
         "card": face(after, event["card"]),
@@ -160,7 +160,7 @@ def _play_card(before: State, event: Event, after: State) -> dict[str, Message]:
 
 
 @NOTIFIERS.on("PlayThreesome")
-def _play_threesome(before: State, event: Event, after: State) -> dict[str, Message]:
+def _play_threesome(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     public = {
         "player": event["player"],
         "cards": faces(after, event["cards"]),
@@ -172,7 +172,7 @@ def _play_threesome(before: State, event: Event, after: State) -> dict[str, Mess
 
 
 @NOTIFIERS.on("SelectTargets")
-def _select_targets(before: State, event: Event, after: State) -> dict[str, Message]:
+def _select_targets(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     assert after.play is not None
     public = {
         "player": event["player"],
@@ -184,14 +184,14 @@ def _select_targets(before: State, event: Event, after: State) -> dict[str, Mess
 
 
 @NOTIFIERS.on("SkipReaction")
-def _skip(before: State, event: Event, after: State) -> dict[str, Message]:
+def _skip(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     # Only the player who passed hears of it: who passed is nobody else's business.
     public = {"player": event["player"], "window": event["window"]}
     return _send(event, after, public, to=[event["player"]])
 
 
 @NOTIFIERS.on("InterruptPlayed")
-def _interrupt(before: State, event: Event, after: State) -> dict[str, Message]:
+def _interrupt(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     public = {
         "player": event["player"],
         "card": face(after, event["card"]),
@@ -202,7 +202,7 @@ def _interrupt(before: State, event: Event, after: State) -> dict[str, Message]:
 
 
 @NOTIFIERS.on("NoInterrupt")
-def _no_interrupt(before: State, event: Event, after: State) -> dict[str, Message]:
+def _no_interrupt(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     play = before.play
     assert play is not None
     public = {
@@ -215,7 +215,7 @@ def _no_interrupt(before: State, event: Event, after: State) -> dict[str, Messag
 
 
 @NOTIFIERS.on("CardSelection")
-def _card_selection(before: State, event: Event, after: State) -> dict[str, Message]:
+def _card_selection(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     player = event["player"]
     reveal = bool(event["reveal"])
     options: list[dict[str, Any]] = []
@@ -234,14 +234,14 @@ def _card_selection(before: State, event: Event, after: State) -> dict[str, Mess
 
 
 @NOTIFIERS.on("CardSelected")
-def _card_selected(before: State, event: Event, after: State) -> dict[str, Message]:
+def _card_selected(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     assert before.play is not None
     target = before.seats[before.play.targets[0]]
     return _send(event, after, {"player": event["player"], "target": target})
 
 
 @NOTIFIERS.on("CardNameSelected")
-def _card_name_selected(before: State, event: Event, after: State) -> dict[str, Message]:
+def _card_name_selected(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     assert before.play is not None
     target = before.seats[before.play.targets[0]]
     public = {"player": event["player"], "target": target, "name": event["name"]}
@@ -249,7 +249,7 @@ def _card_name_selected(before: State, event: Event, after: State) -> dict[str, 
 
 
 @NOTIFIERS.on("ActionResolved")
-def _action_resolved(before: State, event: Event, after: State) -> dict[str, Message]:
+def _action_resolved(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     player = event["player"]
     name = event["name"]
     targets = list(event["targets"])
@@ -289,38 +289,38 @@ def _action_resolved(before: State, event: Event, after: State) -> dict[str, Mes
 
 
 @NOTIFIERS.on("EndTurn", "AutoDraw", "DrawCard")
-def _end_turn(before: State, event: Event, after: State) -> dict[str, Message]:
+def _end_turn(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _drawn(event, after, event["player"])
 
 
 @NOTIFIERS.on("DiscardAndDraw")
-def _discard_and_draw(before: State, event: Event, after: State) -> dict[str, Message]:
+def _discard_and_draw(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _drawn(event, after, event["player"], discarded=face(after, event["card"]))
 
 
 @NOTIFIERS.on("DiscardCards")
-def _discard(before: State, event: Event, after: State) -> dict[str, Message]:
+def _discard(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _send(event, after, {"player": event["player"], "card": face(after, event["card"])})
 
 
 @NOTIFIERS.on("NextTurn")
-def _next_turn(before: State, event: Event, after: State) -> dict[str, Message]:
+def _next_turn(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _send(event, after, {"player": event["player"], "skipped": list(event["skipped"])})
 
 
 @NOTIFIERS.on("EndScore")
-def _end_score(before: State, event: Event, after: State) -> dict[str, Message]:
+def _end_score(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _send(event, after, {"winner": event["winner"], "scores": dict(event["scores"])})
 
 
-def notify(before: State, event: Event, after: State) -> dict[str, Message]:
+def notify(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     notifier = NOTIFIERS.get(event["type"])
     if notifier is None:
         raise KeyError(event["type"])
     return notifier(before, event, after)
 
 
-def view(state: State, player: str | None) -> dict[str, Any]:
+def view(state: PapasState, player: str | None) -> dict[str, Any]:
     """Everything ``player`` may see now (``None``: a spectator, public only)."""
     out = board(state)
     seats = state.seats

@@ -19,10 +19,10 @@ from cardroom_engine.game import BotFactory
 from . import commands, flow, protocol
 from .bots import BOTS
 from .folds import FOLDS
-from .state import PapasConfig, State
+from .state import PapasConfig, PapasState
 
 
-class PapasRules(GameRules[State]):
+class Papas(GameRules[PapasState]):
     """Dónde las papas queman: the rules of the package docs."""
 
     name = "papas"
@@ -33,13 +33,13 @@ class PapasRules(GameRules[State]):
     # a pass is told to the passer only: the others must not see the version move either
     private_events: ClassVar[frozenset[str]] = frozenset({"SkipReaction"})
 
-    def audience(self, state: State, event: Event) -> tuple[str, ...] | None:
+    def audience(self, state: PapasState, event: Event) -> tuple[str, ...] | None:
         return (event["player"],) if event["type"] == "SkipReaction" else None
 
-    def setup(self, config: Any, seats: Sequence[str]) -> State:
+    def setup(self, config: Any, seats: Sequence[str]) -> PapasState:
         return flow.setup(config, seats)
 
-    def start(self, state: State, rng: random.Random) -> list[Event]:
+    def start(self, state: PapasState, rng: random.Random) -> list[Event]:
         return flow.start(state, rng)
 
     decide = staticmethod(commands.decide)
@@ -47,26 +47,28 @@ class PapasRules(GameRules[State]):
     # the registry's own evolve: no extra call for every event of every replay
     evolve = staticmethod(FOLDS.evolve)
 
-    def follow_up(self, state: State, rng: random.Random) -> list[Event]:
+    def follow_up(self, state: PapasState, rng: random.Random) -> list[Event]:
         return flow.follow_up(state, rng)
 
-    def deadline(self, state: State) -> Deadline | None:
+    def deadline(self, state: PapasState) -> Deadline | None:
         return flow.deadline(state)
 
-    def on_timeout(self, state: State, key: str, rng: random.Random) -> list[Event]:
+    def on_timeout(self, state: PapasState, key: str, rng: random.Random) -> list[Event]:
         return flow.on_timeout(state, key, rng)
 
-    def house_action(self, state: State, player: str, rng: random.Random) -> dict[str, Any] | None:
+    def house_action(
+        self, state: PapasState, player: str, rng: random.Random
+    ) -> dict[str, Any] | None:
         return flow.house_action(self.actions(state, player), rng)
 
-    def actions(self, state: State, player: str) -> list[dict[str, Any]]:
+    def actions(self, state: PapasState, player: str) -> list[dict[str, Any]]:
         return commands.actions(state, player)
 
-    def outcome(self, state: State) -> Outcome | None:
+    def outcome(self, state: PapasState) -> Outcome | None:
         return flow.outcome(state)
 
-    def notify(self, before: State, event: Event, after: State) -> dict[str, Message]:
+    def notify(self, before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
         return protocol.notify(before, event, after)
 
-    def view(self, state: State, player: str | None) -> dict[str, Any]:
+    def view(self, state: PapasState, player: str | None) -> dict[str, Any]:
         return protocol.view(state, player)

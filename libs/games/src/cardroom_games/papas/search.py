@@ -31,12 +31,12 @@ from cardroom_engine.search import GuidedSearchBot
 
 from .bots import HeuristicBot
 from .cards import CARD_NAME
-from .rules import PapasRules
-from .state import CARD_SELECTION, GAME_END, REACTION_PHASE, PapasConfig, Play, State
+from .rules import Papas
+from .state import CARD_SELECTION, GAME_END, REACTION_PHASE, PapasConfig, PapasState, Play
 
 __all__ = ["PapasDeterminizer", "PapasSearchBot", "rollout", "search_bot"]
 
-_RULES = PapasRules()
+_RULES = Papas()
 HORIZON = 60  # events of a playout at most (about two turns of a table of four)
 
 
@@ -49,7 +49,7 @@ class PapasDeterminizer:
     def observe(self, message: Message) -> None:
         return None  # the view holds all a player may know now (the discard pile is public)
 
-    def sample(self, view: Mapping[str, Any], player: str, rng: random.Random) -> State:
+    def sample(self, view: Mapping[str, Any], player: str, rng: random.Random) -> PapasState:
         config = PapasConfig.model_validate(view.get("config") or {})
         g: Mapping[str, Any] = view["state"]
         seats = tuple(str(s) for s in g["seats"])
@@ -137,10 +137,10 @@ class PapasDeterminizer:
             named=g.get("named"),
         )
 
-    def done(self, start: State, state: State, steps: int) -> bool:
+    def done(self, start: PapasState, state: PapasState, steps: int) -> bool:
         return steps >= HORIZON or state.phase == GAME_END
 
-    def value(self, start: State, state: State, player: str) -> float:
+    def value(self, start: PapasState, state: PapasState, player: str) -> float:
         me = state.seats.index(player)
         if state.winner is not None:
             return 1.0 if state.winner == me else 0.0
@@ -156,7 +156,7 @@ _PLAYERS: dict[str, HeuristicBot] = {}
 
 
 def rollout(
-    state: State, player: str, actions: list[dict[str, Any]], rng: random.Random
+    state: PapasState, player: str, actions: list[dict[str, Any]], rng: random.Random
 ) -> dict[str, Any]:
     """The playouts' policy: the heuristic bot's choice, from that seat's own view of the
     sampled state."""
@@ -166,7 +166,7 @@ def rollout(
     return dict(bot.choose({"state": _RULES.view(state, player)}, actions, rng))
 
 
-class PapasSearchBot(GuidedSearchBot[State]):
+class PapasSearchBot(GuidedSearchBot[PapasState]):
     """The engine's paired search with the heuristic bot's choice as its prior (a heuristic
     bot of its own, fed the same notifications)."""
 

@@ -58,7 +58,7 @@ class Play(NamedTuple):
 
 
 @state
-class State(NamedTuple):
+class PapasState(NamedTuple):
     """Everything, including what no player may see. Seats are referred to by index.
 
     Immutable: the folds copy it with the changed fields named (``state._replace``)."""

@@ -9,7 +9,7 @@ from .bots import HeuristicBot, Memory
 from .cards import add_scores, game_over, round_scores, winners
 from .commands import MUST_TARGET_ANOTHER_PLAYER, STOP_ALREADY_REQUESTED
 from .rules import GAME, SixtySix, SixtySixConfig
-from .state import State
+from .state import SixtySixState
 
 __all__ = [
     "GAME",
@@ -19,7 +19,7 @@ __all__ = [
     "Memory",
     "SixtySix",
     "SixtySixConfig",
-    "State",
+    "SixtySixState",
     "add_scores",
     "game_over",
     "round_scores",

@@ -40,7 +40,7 @@ from .state import (
     SWAP_OWN,
     SWAP_OWN_PICKED,
     V1,
-    State,
+    SixtySixState,
 )
 
 # Stable codes of this game's own refusals (besides the engine's generic ones).
@@ -50,11 +50,11 @@ MUST_TARGET_ANOTHER_PLAYER = "must_target_another_player"
 MAX_INDEXES = 64
 """The longest list of card indexes read (a hand is far shorter; a longer list is no move)."""
 
-V1_COMMANDS = Commands[State]("sixtysix")
-V2_COMMANDS = Commands[State]("sixtysix")
+V1_COMMANDS = Commands[SixtySixState]("sixtysix")
+V2_COMMANDS = Commands[SixtySixState]("sixtysix")
 
 
-def decide(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def decide(state: SixtySixState, actor: str, command: Command, rng: random.Random) -> list[Event]:
     kind = command.get("type")
     commands = V1_COMMANDS if state.protocol == V1 else V2_COMMANDS
     if not isinstance(kind, str) or kind not in commands:
@@ -85,7 +85,7 @@ def _int(command: Command, field: str) -> int:
     return inputs.integer(command.get(field), field)
 
 
-def _own_index(state: State, command: Command, field: str = "cardIndex") -> int:
+def _own_index(state: SixtySixState, command: Command, field: str = "cardIndex") -> int:
     index = _int(command, field)
     if not 0 <= index < len(state.hands[state.active]):
         raise _illegal("there is no card at that position in your hand")
@@ -93,7 +93,7 @@ def _own_index(state: State, command: Command, field: str = "cardIndex") -> int:
 
 
 def _other_card(
-    state: State, command: Command, player_field: str, card_field: str
+    state: SixtySixState, command: Command, player_field: str, card_field: str
 ) -> tuple[int, int]:
     target = _int(command, player_field)
     index = _int(command, card_field)
@@ -109,7 +109,7 @@ def _other_card(
 # -- the events both generations share ----------------------------------------------------
 
 
-def _claim(state: State, command: Command) -> Event:
+def _claim(state: SixtySixState, command: Command) -> Event:
     indexes = inputs.integers(command.get("cardIndexes"), "cardIndexes", 0, MAX_INDEXES)
     hand = state.hands[state.active]
     if len(indexes) < 2 or len(indexes) > len(hand):
@@ -128,7 +128,7 @@ def _claim(state: State, command: Command) -> Event:
     }
 
 
-def _replace_one(state: State, index: int, source: str) -> Event:
+def _replace_one(state: SixtySixState, index: int, source: str) -> Event:
     return {
         "type": CARDS_REPLACED,
         "player": state.active,
@@ -140,7 +140,7 @@ def _replace_one(state: State, index: int, source: str) -> Event:
     }
 
 
-def _peek_own(state: State, command: Command) -> Event:
+def _peek_own(state: SixtySixState, command: Command) -> Event:
     index = _own_index(state, command)
     return {
         "type": OWN_CARD_PEEKED,
@@ -150,7 +150,7 @@ def _peek_own(state: State, command: Command) -> Event:
     }
 
 
-def _peek_other(state: State, command: Command, player_field: str) -> Event:
+def _peek_other(state: SixtySixState, command: Command, player_field: str) -> Event:
     target, index = _other_card(state, command, player_field, "cardIndex")
     return {
         "type": ANOTHERS_CARD_PEEKED,
@@ -161,7 +161,7 @@ def _peek_other(state: State, command: Command, player_field: str) -> Event:
     }
 
 
-def _exchange(state: State, own: int, target: int, other: int) -> Event:
+def _exchange(state: SixtySixState, own: int, target: int, other: int) -> Event:
     return {
         "type": CARDS_EXCHANGED,
         "player": state.active,
@@ -179,7 +179,7 @@ def _exchange(state: State, own: int, target: int, other: int) -> Event:
 @V1_COMMANDS.on(m.START_NEXT_ROUND)
 @V2_COMMANDS.on(m.START_NEXT_ROUND)
 def _start_next_round(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase != ROUND_OVER:
         raise _not_now(command)
@@ -190,7 +190,7 @@ def _start_next_round(
 @V1_COMMANDS.on(m.TAKE_CARD_FROM_DECK)
 @V2_COMMANDS.on(m.TAKE_CARD_FROM_DECK)
 def _take_card_from_deck(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase != READY:
         raise _not_now(command)
@@ -200,7 +200,9 @@ def _take_card_from_deck(
 
 @V1_COMMANDS.on(m.STOP_ROUND)
 @V2_COMMANDS.on(m.STOP_ROUND)
-def _stop_round(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _stop_round(
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     if state.phase != READY:
         raise _not_now(command)
     if state.stopper is not None:
@@ -210,7 +212,7 @@ def _stop_round(state: State, actor: str, command: Command, rng: random.Random) 
 
 @V1_COMMANDS.on(m.DISCARD)
 @V2_COMMANDS.on(m.DISCARD)
-def _discard(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _discard(state: SixtySixState, actor: str, command: Command, rng: random.Random) -> list[Event]:
     if state.phase != DECK_TAKEN:
         raise _not_now(command)
     value = state.drawn
@@ -230,7 +232,7 @@ def _discard(state: State, actor: str, command: Command, rng: random.Random) -> 
 
 @V2_COMMANDS.on(m.TAKE_DISCARDED_CARD)
 def _take_discarded_card(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase != READY:
         raise _not_now(command)
@@ -240,7 +242,9 @@ def _take_discarded_card(
 
 
 @V2_COMMANDS.on(m.PICK_OWN_CARD)
-def _pick_own_card(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _pick_own_card(
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     if state.phase in (DECK_TAKEN, DISCARD_TAKEN):  # place the card taken
         index = _own_index(state, command)
         source = "deck" if state.phase == DECK_TAKEN else "discard"
@@ -250,7 +254,7 @@ def _pick_own_card(state: State, actor: str, command: Command, rng: random.Rando
 
 @V2_COMMANDS.on(m.PEEK_OWN_CARD)
 def _own_card_for_power(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase == PEEK_OWN:
         return [_peek_own(state, command)]
@@ -262,7 +266,7 @@ def _own_card_for_power(
 
 @V2_COMMANDS.on(m.PICK_ANOTHERS_CARD, m.PEEK_ANOTHERS_CARD)
 def _anothers_card_for_power(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase == PEEK_OTHER:
         return [_peek_other(state, command, "playerIndex")]
@@ -274,7 +278,9 @@ def _anothers_card_for_power(
 
 
 @V2_COMMANDS.on(m.SHOW_CARDS)
-def _show_cards_v2(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _show_cards_v2(
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     if state.phase not in (DECK_TAKEN, DISCARD_TAKEN):  # a claim with the card taken
         raise _not_now(command)
     return [_claim(state, command)]
@@ -284,7 +290,9 @@ def _show_cards_v2(state: State, actor: str, command: Command, rng: random.Rando
 
 
 @V1_COMMANDS.on(m.SHOW_CARDS)
-def _show_cards_v1(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _show_cards_v1(
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     if state.phase != READY:  # a claim instead of taking a card
         raise _not_now(command)
     return [_claim(state, command)]
@@ -292,7 +300,7 @@ def _show_cards_v1(state: State, actor: str, command: Command, rng: random.Rando
 
 @V1_COMMANDS.on(m.REPLACE_CARD_BY_DISCARDED)
 def _replace_card_by_discarded(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase != READY:
         raise _not_now(command)
@@ -304,7 +312,7 @@ def _replace_card_by_discarded(
 
 @V1_COMMANDS.on(m.REPLACE_CARD_FROM_DECK)
 def _replace_card_from_deck(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase != DECK_TAKEN:
         raise _not_now(command)
@@ -313,7 +321,7 @@ def _replace_card_from_deck(
 
 @V1_COMMANDS.on(m.REPLACE_CARDS_FROM_DECK)
 def _replace_cards_from_deck(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase != CLAIM_REPLACE:
         raise _not_now(command)
@@ -336,7 +344,7 @@ def _replace_cards_from_deck(
 
 @V1_COMMANDS.on(m.REPLACE_CARDS_BY_DISCARDED)
 def _replace_cards_by_discarded(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase != CLAIM_REPLACE:
         raise _not_now(command)
@@ -356,7 +364,9 @@ def _replace_cards_by_discarded(
 
 
 @V1_COMMANDS.on(m.PEEK_OWN_CARD)
-def _peek_own_card(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _peek_own_card(
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     if state.phase != PEEK_OWN:
         raise _not_now(command)
     return [_peek_own(state, command)]
@@ -364,7 +374,7 @@ def _peek_own_card(state: State, actor: str, command: Command, rng: random.Rando
 
 @V1_COMMANDS.on(m.PEEK_ANOTHERS_CARD)
 def _peek_anothers_card(
-    state: State, actor: str, command: Command, rng: random.Random
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
 ) -> list[Event]:
     if state.phase != PEEK_OTHER:
         raise _not_now(command)
@@ -372,7 +382,9 @@ def _peek_anothers_card(
 
 
 @V1_COMMANDS.on(m.EXCHANGE_CARDS)
-def _exchange_cards(state: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
+def _exchange_cards(
+    state: SixtySixState, actor: str, command: Command, rng: random.Random
+) -> list[Event]:
     if state.phase != EXCHANGE:
         raise _not_now(command)
     own = _own_index(state, command)

@@ -27,15 +27,15 @@ from .state import (
     TURN_PROMPTED,
     TURN_STARTED,
     V1,
-    State,
+    SixtySixState,
 )
 
 
-def start(state: State, rng: random.Random) -> list[Event]:
+def start(state: SixtySixState, rng: random.Random) -> list[Event]:
     return [round_dealt(state, rng.randrange(state.n), rng)]
 
 
-def round_dealt(state: State, starter: int, rng: random.Random) -> Event:
+def round_dealt(state: SixtySixState, starter: int, rng: random.Random) -> Event:
     """A new round's deal, which ``starter`` opens."""
     hands, discard = deal(state.n, state.protocol == V1, rng)
     return {
@@ -48,7 +48,7 @@ def round_dealt(state: State, starter: int, rng: random.Random) -> Event:
     }
 
 
-def follow_up(state: State, rng: random.Random) -> list[Event]:
+def follow_up(state: SixtySixState, rng: random.Random) -> list[Event]:
     phase = state.phase
     me = state.active
     if phase == DEALT:
@@ -71,7 +71,7 @@ def follow_up(state: State, rng: random.Random) -> list[Event]:
     return []
 
 
-def _resolve_claim(state: State) -> Event:
+def _resolve_claim(state: SixtySixState) -> Event:
     me = state.active
     hand = state.hands[me]
     shown = state.shown
@@ -92,7 +92,7 @@ def _resolve_claim(state: State) -> Event:
     return {"type": CARD_DISCARDED, "player": me, "value": state.drawn, "power": False}
 
 
-def _finish_round(state: State, rng: random.Random) -> Event:
+def _finish_round(state: SixtySixState, rng: random.Random) -> Event:
     scores = round_scores(state.hands, state.stopper)
     totals = add_scores(state.totals, scores)
     finished = game_over(totals)
@@ -110,7 +110,7 @@ def _finish_round(state: State, rng: random.Random) -> Event:
     }
 
 
-def outcome(state: State) -> Outcome | None:
+def outcome(state: SixtySixState) -> Outcome | None:
     if not state.finished:
         return None
     result = Outcome.from_scores(

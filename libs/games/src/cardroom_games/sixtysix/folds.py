@@ -51,10 +51,10 @@ from .state import (
     TURN_PROMPTED,
     TURN_STARTED,
     V2,
-    State,
+    SixtySixState,
 )
 
-FOLDS = Folds[State]("sixtysix")
+FOLDS = Folds[SixtySixState]("sixtysix")
 
 
 def _replace_set(row: tuple[int, ...], indexes: Sequence[int], value: int) -> tuple[int, ...]:
@@ -78,7 +78,7 @@ def _power_phase(protocol: str, value: int) -> str:
 
 
 @FOLDS.on(ROUND_DEALT)
-def _round_dealt(state: State, event: Event) -> State:
+def _round_dealt(state: SixtySixState, event: Event) -> SixtySixState:
     hands = tuple(tuple(map(int, hand)) for hand in event["hands"])
     discard = event.get("discard")
     deck = tuple(map(int, event["deck"]))
@@ -104,7 +104,7 @@ def _round_dealt(state: State, event: Event) -> State:
 
 
 @FOLDS.on(FIRST_CARDS_SHOWN)
-def _first_cards_shown(state: State, event: Event) -> State:
+def _first_cards_shown(state: SixtySixState, event: Event) -> SixtySixState:
     known = []
     for p in range(state.n):  # each player saw their own cards at FIRST_LOOK
         masks = list(state.known[p])
@@ -116,7 +116,7 @@ def _first_cards_shown(state: State, event: Event) -> State:
 
 
 @FOLDS.on(TURN_STARTED)
-def _turn_started(state: State, event: Event) -> State:
+def _turn_started(state: SixtySixState, event: Event) -> SixtySixState:
     return state._replace(
         active=int(event["player"]),
         turn=int(event["turn"]),
@@ -130,12 +130,12 @@ def _turn_started(state: State, event: Event) -> State:
 
 
 @FOLDS.on(TURN_PROMPTED)
-def _turn_prompted(state: State, event: Event) -> State:
+def _turn_prompted(state: SixtySixState, event: Event) -> SixtySixState:
     return state._replace(phase=READY)
 
 
 @FOLDS.on(DECK_CARD_TAKEN)
-def _deck_card_taken(state: State, event: Event) -> State:
+def _deck_card_taken(state: SixtySixState, event: Event) -> SixtySixState:
     value = int(event["value"])
     return state._replace(
         deck=put(state.deck, value, state.deck[value] - 1),
@@ -146,17 +146,17 @@ def _deck_card_taken(state: State, event: Event) -> State:
 
 
 @FOLDS.on(DISCARD_TAKEN_EVENT)
-def _discard_taken(state: State, event: Event) -> State:
+def _discard_taken(state: SixtySixState, event: Event) -> SixtySixState:
     return state._replace(took_discard=True, phase=DISCARD_TAKEN)
 
 
 @FOLDS.on(ROUND_STOPPED)
-def _round_stopped(state: State, event: Event) -> State:
+def _round_stopped(state: SixtySixState, event: Event) -> SixtySixState:
     return state._replace(stopper=int(event["player"]), phase=TURN_END)
 
 
 @FOLDS.on(CARDS_REPLACED)
-def _cards_replaced(state: State, event: Event) -> State:
+def _cards_replaced(state: SixtySixState, event: Event) -> SixtySixState:
     me = state.active
     replaced = list(map(int, event["cardIndexes"]))
     value = int(event["value"])
@@ -183,7 +183,7 @@ def _cards_replaced(state: State, event: Event) -> State:
 
 
 @FOLDS.on(CARDS_SHOWN)
-def _cards_shown(state: State, event: Event) -> State:
+def _cards_shown(state: SixtySixState, event: Event) -> SixtySixState:
     me = state.active
     indexes = tuple(map(int, event["cardIndexes"]))
     others = state.everyone & ~(1 << me)
@@ -200,12 +200,12 @@ def _cards_shown(state: State, event: Event) -> State:
 
 
 @FOLDS.on(CLAIM_CONFIRMED)
-def _claim_confirmed(state: State, event: Event) -> State:
+def _claim_confirmed(state: SixtySixState, event: Event) -> SixtySixState:
     return state._replace(phase=CLAIM_REPLACE)
 
 
 @FOLDS.on(CARD_DISCARDED)
-def _card_discarded(state: State, event: Event) -> State:
+def _card_discarded(state: SixtySixState, event: Event) -> SixtySixState:
     value = int(event["value"])
     power = bool(event["power"])
     return state._replace(
@@ -218,12 +218,12 @@ def _card_discarded(state: State, event: Event) -> State:
 
 
 @FOLDS.on(POWER_PROMPTED)
-def _power_prompted(state: State, event: Event) -> State:
+def _power_prompted(state: SixtySixState, event: Event) -> SixtySixState:
     return state._replace(phase=_power_phase(state.protocol, int(event["value"])))
 
 
 @FOLDS.on(OWN_CARD_PEEKED)
-def _own_card_peeked(state: State, event: Event) -> State:
+def _own_card_peeked(state: SixtySixState, event: Event) -> SixtySixState:
     me = state.active
     index = int(event["cardIndex"])
     masks = state.known[me]
@@ -234,7 +234,7 @@ def _own_card_peeked(state: State, event: Event) -> State:
 
 
 @FOLDS.on(ANOTHERS_CARD_PEEKED)
-def _anothers_card_peeked(state: State, event: Event) -> State:
+def _anothers_card_peeked(state: SixtySixState, event: Event) -> SixtySixState:
     target, index = int(event["target"]), int(event["cardIndex"])
     masks = state.known[target]
     return state._replace(
@@ -244,12 +244,12 @@ def _anothers_card_peeked(state: State, event: Event) -> State:
 
 
 @FOLDS.on(SWAP_OWN_PICKED)
-def _swap_own_picked(state: State, event: Event) -> State:
+def _swap_own_picked(state: SixtySixState, event: Event) -> SixtySixState:
     return state._replace(swap_index=int(event["cardIndex"]), phase=SWAP_OTHER)
 
 
 @FOLDS.on(CARDS_EXCHANGED)
-def _cards_exchanged(state: State, event: Event) -> State:
+def _cards_exchanged(state: SixtySixState, event: Event) -> SixtySixState:
     me = state.active
     own, target, other = (
         int(event["cardIndex"]),
@@ -266,7 +266,7 @@ def _cards_exchanged(state: State, event: Event) -> State:
 
 
 @FOLDS.on(ROUND_ENDED)
-def _round_ended(state: State, event: Event) -> State:
+def _round_ended(state: SixtySixState, event: Event) -> SixtySixState:
     finished = bool(event["finished"])
     starter = event.get("nextStarter")
     everyone = state.everyone  # a round's end shows every card to everyone
@@ -281,5 +281,5 @@ def _round_ended(state: State, event: Event) -> State:
 
 
 @FOLDS.on(NEXT_ROUND_PROMPTED)
-def _next_round_prompted(state: State, event: Event) -> State:
+def _next_round_prompted(state: SixtySixState, event: Event) -> SixtySixState:
     return state._replace(phase=ROUND_OVER)

@@ -30,7 +30,7 @@ from .state import (
     SWAP_OTHER,
     SWAP_OWN,
     V1,
-    State,
+    SixtySixState,
 )
 
 TAKE_CARD_FROM_DECK: Final = "TakeCardFromDeck"
@@ -57,13 +57,13 @@ def claims(hand_size: int) -> list[list[int]]:
     ]
 
 
-def _others_cards(state: State) -> list[tuple[int, int]]:
+def _others_cards(state: SixtySixState) -> list[tuple[int, int]]:
     me = state.active
     return [(p, j) for p in range(state.n) if p != me for j in range(len(state.hands[p]))]
 
 
-def legal(state: State) -> list[dict[str, Any]]:
-    """The complete legal commands of the seat that must move (see ``State.mover``)."""
+def legal(state: SixtySixState) -> list[dict[str, Any]]:
+    """The complete legal commands of the seat that must move (see ``SixtySixState.mover``)."""
     phase = state.phase
     hand = len(state.hands[state.active]) if state.hands else 0
     own = range(hand)
@@ -131,7 +131,7 @@ def legal(state: State) -> list[dict[str, Any]]:
     return []
 
 
-def action_names(state: State) -> list[str]:
+def action_names(state: SixtySixState) -> list[str]:
     """The names of the legal commands, in order, as v2's ``actions`` field lists them."""
     names: list[str] = []
     for move in legal(state):

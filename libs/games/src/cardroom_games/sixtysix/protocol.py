@@ -42,27 +42,29 @@ from .state import (
     TURN_PROMPTED,
     TURN_STARTED,
     V1,
-    State,
+    SixtySixState,
 )
 
 Message = dict[str, Any]
 
 
-def notify(before: State, event: dict[str, Any], after: State) -> dict[str, Message]:
+def notify(
+    before: SixtySixState, event: dict[str, Any], after: SixtySixState
+) -> dict[str, Message]:
     by_seat = notify_v1(event, after) if after.protocol == V1 else notify_v2(event, after)
     return {after.seats[seat]: message for seat, message in by_seat.items()}
 
 
-def _split(state: State, seat: int, theirs: Message, mine: Message) -> dict[int, Message]:
+def _split(state: SixtySixState, seat: int, theirs: Message, mine: Message) -> dict[int, Message]:
     """``mine`` to ``seat``, ``theirs`` to everyone else (one event, one gate)."""
     return {p: (mine if p == seat else theirs) for p in range(state.n)}
 
 
-def _others(state: State, seat: int, message: Message) -> dict[int, Message]:
+def _others(state: SixtySixState, seat: int, message: Message) -> dict[int, Message]:
     return {p: message for p in range(state.n) if p != seat}
 
 
-def _everyone(state: State, message: Message) -> dict[int, Message]:
+def _everyone(state: SixtySixState, message: Message) -> dict[int, Message]:
     return dict.fromkeys(range(state.n), message)
 
 
@@ -85,7 +87,7 @@ def _revealed(*cards: dict[str, Any]) -> Message:
 # -- v2 -------------------------------------------------------------------------------------
 
 
-def notify_v2(event: dict[str, Any], after: State) -> dict[int, Message]:
+def notify_v2(event: dict[str, Any], after: SixtySixState) -> dict[int, Message]:
     kind = event["type"]
     me = after.active
 
@@ -258,7 +260,7 @@ def notify_v2(event: dict[str, Any], after: State) -> dict[int, Message]:
 # -- v1 -------------------------------------------------------------------------------------
 
 
-def _round_finished_v1(after: State) -> Message:
+def _round_finished_v1(after: SixtySixState) -> Message:
     return {
         "type": "RoundFinished",
         "turnCount": after.turn,
@@ -268,7 +270,7 @@ def _round_finished_v1(after: State) -> Message:
     }
 
 
-def notify_v1(event: dict[str, Any], after: State) -> dict[int, Message]:
+def notify_v1(event: dict[str, Any], after: SixtySixState) -> dict[int, Message]:
     kind = event["type"]
     me = after.active
 
@@ -465,7 +467,7 @@ def notify_v1(event: dict[str, Any], after: State) -> dict[int, Message]:
 # -- views ----------------------------------------------------------------------------------
 
 
-def view(state: State, player: str | None) -> dict[str, Any]:
+def view(state: SixtySixState, player: str | None) -> dict[str, Any]:
     """The table as ``player`` sees it (``None``: a spectator): the cards they know, the
     deck card only to its drawer."""
     seat = state.seat_of(player) if player is not None and player in state.seats else None

@@ -24,7 +24,7 @@ from .state import (
     SWAP_OWN_PICKED,
     TURN_PROMPTED,
     V1,
-    State,
+    SixtySixState,
 )
 from .state import ROUND_DEALT as ROUND_DEALT  # read from here by tests/pipeline
 
@@ -37,7 +37,7 @@ class SixtySixConfig(BaseModel):
     protocol: Literal["v1", "v2"] = "v2"
 
 
-class SixtySix(GameRules[State]):
+class SixtySix(GameRules[SixtySixState]):
     name: ClassVar[str] = "sixtysix"
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 5
@@ -56,7 +56,7 @@ class SixtySix(GameRules[State]):
         }
     )
 
-    def audience(self, state: State, event: Event) -> tuple[str, ...] | None:
+    def audience(self, state: SixtySixState, event: Event) -> tuple[str, ...] | None:
         kind = event["type"]
         mover = (state.seats[state.active],)  # the player whose turn it is
         if kind in (TURN_PROMPTED, DECK_CARD_TAKEN, POWER_PROMPTED):
@@ -69,11 +69,11 @@ class SixtySix(GameRules[State]):
         told = tuple(protocol.notify(state, event, FOLDS.evolve(state, event)))
         return told if len(told) == 1 and len(state.seats) > 1 else None
 
-    def setup(self, config: Any, seats: Sequence[str]) -> State:
+    def setup(self, config: Any, seats: Sequence[str]) -> SixtySixState:
         generation = config.protocol if isinstance(config, SixtySixConfig) else "v2"
-        return State(protocol=generation, seats=tuple(seats), totals=(0,) * len(seats))
+        return SixtySixState(protocol=generation, seats=tuple(seats), totals=(0,) * len(seats))
 
-    def start(self, state: State, rng: random.Random) -> list[Event]:
+    def start(self, state: SixtySixState, rng: random.Random) -> list[Event]:
         return flow.start(state, rng)
 
     decide = staticmethod(commands.decide)
@@ -81,21 +81,23 @@ class SixtySix(GameRules[State]):
     # the registry's own evolve: no extra call for every event of every replay
     evolve = staticmethod(FOLDS.evolve)
 
-    def notify(self, before: State, event: Event, after: State) -> dict[str, Message]:
+    def notify(
+        self, before: SixtySixState, event: Event, after: SixtySixState
+    ) -> dict[str, Message]:
         return protocol.notify(before, event, after)
 
-    def follow_up(self, state: State, rng: random.Random) -> list[Event]:
+    def follow_up(self, state: SixtySixState, rng: random.Random) -> list[Event]:
         return flow.follow_up(state, rng)
 
-    def actions(self, state: State, player: str) -> list[dict[str, Any]]:
+    def actions(self, state: SixtySixState, player: str) -> list[dict[str, Any]]:
         if player not in state.seats or state.mover() != state.seat_of(player):
             return []
         return moves.legal(state)
 
-    def view(self, state: State, player: str | None) -> dict[str, Any]:
+    def view(self, state: SixtySixState, player: str | None) -> dict[str, Any]:
         return protocol.view(state, player)
 
-    def outcome(self, state: State) -> Outcome | None:
+    def outcome(self, state: SixtySixState) -> Outcome | None:
         return flow.outcome(state)
 
 

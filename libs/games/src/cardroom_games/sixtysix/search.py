@@ -62,7 +62,7 @@ from .state import (
     SWAP_OTHER,
     SWAP_OWN,
     V1,
-    State,
+    SixtySixState,
 )
 
 __all__ = ["SixtySixDeterminizer", "SixtySixSearchBot", "rollout", "search_bot"]
@@ -211,7 +211,7 @@ class SixtySixDeterminizer:
             return PEEK_OWN if top in PEEK_OWN_VALUES else SWAP_OWN
         return PEEK_OTHER if top in PEEK_OTHER_VALUES else SWAP_OTHER
 
-    def sample(self, view: Mapping[str, Any], player: str, rng: random.Random) -> State:
+    def sample(self, view: Mapping[str, Any], player: str, rng: random.Random) -> SixtySixState:
         g = _game(view)
         seats = tuple(str(s) for s in g["players"])
         me = seats.index(player)
@@ -249,7 +249,7 @@ class SixtySixDeterminizer:
             picked = own.get("cardIndex") if own.get("type") == m.PICK_OWN_CARD else None
             swap_index = picked if isinstance(picked, int) and picked < len(hands[me]) else 0
         scores = g.get("roundScores")
-        return State(
+        return SixtySixState(
             protocol=str(g.get("protocol") or "v2"),
             seats=seats,
             totals=tuple(int(t) for t in g["totalScores"]),
@@ -274,10 +274,10 @@ class SixtySixDeterminizer:
         )
 
     # -- judging a playout ------------------------------------------------------------------
-    def done(self, start: State, state: State, steps: int) -> bool:
+    def done(self, start: SixtySixState, state: SixtySixState, steps: int) -> bool:
         return state.round != start.round or state.phase in (ROUND_FINISHED, ROUND_OVER, GAME_OVER)
 
-    def value(self, start: State, state: State, player: str) -> float:
+    def value(self, start: SixtySixState, state: SixtySixState, player: str) -> float:
         me = state.seats.index(player)
         if state.round == start.round and state.phase not in (ROUND_FINISHED, GAME_OVER):
             # (a playout cut short: judge the hands as they stand)
@@ -315,7 +315,7 @@ def _pick(actions: Sequence[dict[str, Any]], command: dict[str, Any]) -> dict[st
 
 
 def rollout(
-    state: State, player: str, actions: list[dict[str, Any]], rng: random.Random
+    state: SixtySixState, player: str, actions: list[dict[str, Any]], rng: random.Random
 ) -> dict[str, Any]:
     """The playouts' policy: the heuristic bot's rules of thumb, on what ``player`` knows in
     the sampled state."""
@@ -323,7 +323,7 @@ def rollout(
 
 
 def _rollout(
-    state: State, player: str, actions: list[dict[str, Any]], rng: random.Random
+    state: SixtySixState, player: str, actions: list[dict[str, Any]], rng: random.Random
 ) -> dict[str, Any] | None:
     phase = state.phase
     if phase == ROUND_OVER:
@@ -394,7 +394,7 @@ def _rollout(
     return {"type": m.PICK_ANOTHERS_CARD, "playerIndex": p, "cardIndex": j}
 
 
-class SixtySixSearchBot(GuidedSearchBot[State]):
+class SixtySixSearchBot(GuidedSearchBot[SixtySixState]):
     """The engine's paired search with the heuristic bot's choice as its prior (a heuristic
     bot of its own, fed the same notifications), over the :func:`candidates`; it tells the
     determinizer its own commands (a v2 swap's first pick is known to its player, though no
@@ -415,7 +415,7 @@ class SixtySixSearchBot(GuidedSearchBot[State]):
         self.rollout = self._rollout
 
     def _rollout(
-        self, state: State, player: str, actions: list[dict[str, Any]], rng: random.Random
+        self, state: SixtySixState, player: str, actions: list[dict[str, Any]], rng: random.Random
     ) -> dict[str, Any]:
         """:func:`rollout`, but another player stops a round as often as it was seen to."""
         if (

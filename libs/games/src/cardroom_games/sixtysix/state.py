@@ -73,7 +73,7 @@ NEXT_ROUND_PROMPTED: Final = "next_round_prompted"
 
 
 @state
-class State(NamedTuple):
+class SixtySixState(NamedTuple):
     """One table's game, immutable (the folds copy it with ``_replace``).
 
     ``known[p][i]`` is a bitmask of the seats that know the value of card ``i`` of player
