@@ -253,7 +253,7 @@ async def test_the_commands(cardroom: AnalyticsRun, played: TournamentResult) ->
     assert "table.finished" in result.output
     result = await asyncio.to_thread(invoke, "replay", game, "--as", "random-2", "--json")
     assert result.exit_code == 0, result.output
-    shown = json.loads(result.output)
+    shown = json.loads(result.stdout)  # (a log line of the search may be on stderr)
     records = await read_game(_store(cardroom), game)
     assert shown["notifications"] == seen_by(records, "random-2")[0]
     result = await asyncio.to_thread(invoke, "replay", game, "--as", "random-9")
@@ -263,7 +263,7 @@ async def test_the_commands(cardroom: AnalyticsRun, played: TournamentResult) ->
 
     result = await asyncio.to_thread(invoke, "stats", "--json")
     assert result.exit_code == 0, result.output
-    stats = json.loads(result.output)
+    stats = json.loads(result.stdout)
     assert stats["stats"]["game_types"][0]["finished"] >= GAMES + 2
 
     result = await asyncio.to_thread(invoke, "rebuild")

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import secrets
 import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import nats
@@ -34,6 +36,8 @@ from nats.aio.client import Client as NatsClient
 from sqlalchemy import text
 
 GAME = "highcard"
+
+TESTS = str(Path(__file__).resolve().parents[1])  # the tests folder (``support``)
 
 
 # -- what was tried, and what came of it -----------------------------------------------------
@@ -426,6 +430,8 @@ class Flood:
 
     @classmethod
     async def start(cls, settings: dict[str, Any]) -> Flood:
+        # the script imports this folder's modules and, through them, the tests' ``support``
+        path = os.pathsep.join(p for p in (TESTS, os.environ.get("PYTHONPATH")) if p)
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             __file__,
@@ -433,6 +439,7 @@ class Flood:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": path},
         )
         flood = cls(proc)
         assert proc.stdout is not None
@@ -443,7 +450,9 @@ class Flood:
             raise
         if line != b"ready\n":
             await flood.kill()
-            raise AssertionError(f"the flooder did not start: {line!r}")
+            assert proc.stderr is not None
+            error = (await proc.stderr.read())[-2000:].decode(errors="replace")
+            raise AssertionError(f"the flooder did not start: {line!r}\n{error}")
         return flood
 
     async def target(self, games: Sequence[str]) -> None:
