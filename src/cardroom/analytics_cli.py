@@ -9,13 +9,12 @@ import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table as RichTable
 
 from cardroom.cli_shell import CliError, find_target, run_command, sub_app
 
 if TYPE_CHECKING:
     from nats.aio.client import Client as NatsClient
+    from rich.table import Table as RichTable
 
 app = sub_app("Analytics' statistics and leaderboards.")
 
@@ -55,6 +54,8 @@ def _pct(value: float | None) -> str:
 
 
 def stats_table(reply: dict[str, Any]) -> RichTable:
+    from rich.table import Table as RichTable
+
     out = RichTable(title="games per type (analytics)")
     for name in (
         "game type",
@@ -89,6 +90,8 @@ def stats_table(reply: dict[str, Any]) -> RichTable:
 
 def leaderboard_tables(reply: dict[str, Any], title: str | None = None) -> list[RichTable]:
     """The leaderboard analytics answered, as rich tables (players, then kinds)."""
+    from rich.table import Table as RichTable
+
     game_type = reply["game_type"]
     players = RichTable(
         title=title or f"{game_type} leaderboard (analytics)",
@@ -143,6 +146,7 @@ def stats(
 
     async def run() -> None:
         from cardroom_runtime.nats import connect
+        from rich.console import Console
 
         target = await find_target()
         nc = await connect(target.nats_url, "cardroom-stats")

@@ -6,16 +6,16 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
 from typing import Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
-from rich.table import Table as RichTable
 
 from . import analytics_cli, rebuild_cli, replay_cli, status_cli, tournament_cli
+from .cli_shell import lazy_console
 from .services import SERVICES, ServiceName
 
 app = typer.Typer(
@@ -27,7 +27,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-console = Console(stderr=True)
+console = lazy_console(stderr=True)
 app.add_typer(analytics_cli.app)  # stats
 app.add_typer(tournament_cli.app)  # tournament
 app.add_typer(replay_cli.app)  # replay
@@ -211,9 +211,35 @@ async def _serve_auth() -> None:
         await nc.drain()
 
 
+def _edges(services: Sequence[Any]) -> tuple[str | None, int | None]:
+    """The web client's URL and the take5 TCP port, of the edge services among ``services``
+    (the gateway's module is imported only by a process that serves one: a service's
+    restart is mostly its imports)."""
+    if not any(type(s).__module__.startswith("cardroom_gateway") for s in services):
+        return None, None
+    from cardroom_gateway import Gateway, Web
+
+    web_url = next((s.url for s in services if isinstance(s, Web) and s.url), None)
+    gateway_port = next((s.port for s in services if isinstance(s, Gateway)), None)
+    return web_url, gateway_port
+
+
+_MARKUP = re.compile(r"\[/?(?:bold(?: green)?)?\]")
+
+
+def _banner(lines: Sequence[str]) -> None:
+    """What ``serve`` says once it serves: in colour to a person at a terminal; elsewhere (a
+    supervisor's log) the same text, without importing rich on a restarted service's way to
+    serving (rich prints no styles off a terminal either)."""
+    if sys.stderr.isatty():
+        console.print("\n".join(lines), soft_wrap=True)
+    else:
+        sys.stderr.write("".join(_MARKUP.sub("", line) + "\n" for line in lines))
+        sys.stderr.flush()
+
+
 async def _serve(service: ServiceName) -> None:
     from cardroom_engine import registry
-    from cardroom_gateway import Gateway, Web
     from cardroom_runtime import heap
     from cardroom_runtime.discovery import remove_running, write_running
     from cardroom_runtime.host import Host, lower_priority
@@ -249,8 +275,7 @@ async def _serve(service: ServiceName) -> None:
         await services.aclose()
         raise _CannotStart() from exc
     heap.settle()
-    web_url = next((s.url for s in host.services if isinstance(s, Web) and s.url), None)
-    gateway_port = next((s.port for s in host.services if isinstance(s, Gateway)), None)
+    web_url, gateway_port = _edges(host.services)
     settings = Settings.from_env()
     # other commands in other terminals (cardroom bots, stats, ...) find these servers, even
     # embedded ones on ports nobody could guess
@@ -280,7 +305,7 @@ async def _serve(service: ServiceName) -> None:
         "bots:  uv run cardroom bots --game take5 --tables 1 --players 4   (another terminal)",
         "Ctrl-C stops.",
     ]
-    console.print("\n".join(lines), soft_wrap=True)
+    _banner(lines)
     # tell a supervising process (tests, scripts) that we are up
     print("cardroom: ready", flush=True)
     try:
@@ -313,6 +338,8 @@ async def _bots(game: str, tables: int, players: int, kinds: Sequence[str]) -> N
     from cardroom_runtime.discovery import discover
     from cardroom_runtime.games import load_games
     from cardroom_runtime.settings import Settings
+    from rich.console import Console
+    from rich.table import Table as RichTable
 
     load_games()
     try:  # the kinds are the game's own (its ``bots``), not a list of the command's
@@ -360,6 +387,8 @@ def games() -> None:
     """List the game types this installation hosts."""
     from cardroom_engine import registry
     from cardroom_runtime.games import load_games
+    from rich.console import Console
+    from rich.table import Table as RichTable
 
     load_games()
     out = RichTable(title="games")

@@ -10,15 +10,53 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
-from rich.console import Console
 
 if TYPE_CHECKING:
     from cardroom_runtime.discovery import Services
+    from rich.console import Console
 
-err = Console(stderr=True)
+
+class _Console:
+    """A rich ``Console`` made on first use: a service process (``cardroom serve``) imports
+    rich only once it prints, after it serves (a restarted service is back sooner: its start
+    is mostly imports)."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def _made(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._made(), name)
+
+    def __enter__(self) -> Console:  # (dunders are not looked up through __getattr__)
+        return self._made().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._made().__exit__(*exc)
+
+
+def lazy_console(**options: Any) -> Console:
+    """A rich ``Console(**options)``, made the first time it is used."""
+    return cast("Console", _Console(**options))
+
+
+def made(console: Console) -> Console:
+    """The rich ``Console`` itself, for handing to rich (a :func:`lazy_console` is made)."""
+    lazy: object = console
+    return lazy._made() if isinstance(lazy, _Console) else console
+
+
+err = lazy_console(stderr=True)
 log = logging.getLogger("cardroom.cli")
 
 

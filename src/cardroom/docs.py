@@ -32,7 +32,7 @@ from cardroom_wire import (
     SyncRequest,
 )
 from cardroom_wire.events import EventRecord
-from cardroom_wire.internal import Back, DeadlineHint, Reconcile, Release, Timeout
+from cardroom_wire.internal import Back, DeadlineHint, Reconcile, Release, Resend, Timeout
 from faststream.nats import NatsBroker
 from faststream.specification import AsyncAPI
 from pydantic import BaseModel
@@ -56,6 +56,7 @@ INTERNAL: dict[str, type[BaseModel]] = {
     "reconcile": Reconcile,
     "deadlines": DeadlineHint,
     "back": Back,
+    "resend": Resend,
 }
 
 

@@ -7,8 +7,6 @@ from enum import StrEnum
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table as RichTable
 
 from cardroom.cli_shell import err, find_target, run_command, sub_app
 from cardroom.projector_rebuild import PROJECTOR_TABLES, rebuild_projector
@@ -40,6 +38,9 @@ def rebuild(
     ] = False,
 ) -> None:
     """Drop a read model, rebuild it from the first event, verify it equals the live one."""
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
     if projection in (Projection.all, Projection.projector):
         tables: tuple[str, ...] = PROJECTOR_TABLES
     elif projection == Projection.analytics:

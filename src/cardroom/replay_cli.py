@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table as RichTable
 
 from cardroom.cli_shell import CliError, err, find_target, run_command, sub_app
 
@@ -18,6 +16,7 @@ if TYPE_CHECKING:
     from cardroom_engine import Table, TableState
     from cardroom_eventstore import EventStore
     from cardroom_eventstore.readmodels import StoredNotification, StoredView
+    from rich.table import Table as RichTable
 
 app = sub_app("Replays of recorded games.")
 
@@ -104,6 +103,8 @@ def _short(value: Any, width: int) -> str:
 def _timeline(records: Sequence[dict[str, Any]], width: int) -> RichTable:
     from datetime import datetime
 
+    from rich.table import Table as RichTable
+
     out = RichTable(title=f"{records[0]['game']} ({records[0]['game_type']}): every event")
     out.add_column("v", justify="right")
     out.add_column("+s", justify="right")
@@ -136,6 +137,8 @@ def replay_command(
 ) -> None:
     """Print a game's timeline from its events (the full truth: for operators), or exactly
     what one player or the spectators saw."""
+    from rich.console import Console
+    from rich.table import Table as RichTable
 
     async def load() -> list[dict[str, Any]]:
         from cardroom_eventstore import EventStore

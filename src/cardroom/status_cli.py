@@ -18,13 +18,13 @@ import contextlib
 import time
 import urllib.request
 from collections.abc import Sequence
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console, Group
-from rich.live import Live
-from rich.panel import Panel
-from rich.table import Table as RichTable
+
+if TYPE_CHECKING:
+    from rich.console import Group
+    from rich.panel import Panel
 
 app = typer.Typer(add_completion=False)
 
@@ -90,6 +90,9 @@ def read_errors(urls: Sequence[str], timeout: float = 2.0) -> collections.Counte
 
 
 def render_errors(counts: collections.Counter[str] | None, since: str) -> Panel:
+    from rich.panel import Panel
+    from rich.table import Table as RichTable
+
     if counts is None:
         body = "[dim]no metrics endpoint answered (CARDROOM_METRICS_PORT, --metrics URL)[/]"
         return Panel(body, title="errors", expand=False)
@@ -106,6 +109,9 @@ def render_errors(counts: collections.Counter[str] | None, since: str) -> Panel:
 def render(snap: object, errors: Panel | None = None) -> Group:
     """The snapshot as rich renderables (tables, then the pipeline, then the errors)."""
     from cardroom_eventstore.status import Snapshot
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table as RichTable
 
     assert isinstance(snap, Snapshot)
     tables = RichTable(title="tables")
@@ -136,6 +142,8 @@ async def _status(once: bool, interval: float, metrics: Sequence[str]) -> None:
     from cardroom_eventstore.status import snapshot
     from cardroom_runtime.discovery import read_running
     from cardroom_runtime.settings import Settings
+    from rich.console import Console
+    from rich.live import Live
 
     from cardroom.cli_shell import find_target
 

@@ -12,18 +12,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from cardroom.analytics_cli import ask, leaderboard_tables
-from cardroom.cli_shell import CliError, err, find_target, log, run_command, sub_app
+from cardroom.cli_shell import CliError, err, find_target, log, made, run_command, sub_app
 
 app = sub_app("Tournaments of bots.")
 
@@ -181,11 +172,21 @@ def tournament(
     timeout: Annotated[float, typer.Option(help="Seconds allowed per game.")] = 300.0,
 ) -> None:
     """Let bots play games through the running services; print analytics' leaderboard."""
+    from rich.console import Console
+
     kinds = [k.strip() for k in bots.split(",") if k.strip()]
     options = _parse_config(config or [])
 
     async def run() -> TournamentResult:
         from cardroom_runtime.nats import connect
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         target = await find_target()
         try:  # check everything before the progress bars appear
@@ -205,7 +206,7 @@ def tournament(
             TextColumn("{task.fields[note]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            console=err,
+            console=made(err),
         )
         fails = 0
         with progress:

@@ -3,13 +3,15 @@ other waits out the client's timeout (sending it twice could do its work twice).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from typing import Any
 
 import nats
 import pytest
 from cardroom_client import CardroomError, Client
-from cardroom_client.client import FIRST_ATTEMPT
+from cardroom_client.client import FIRST_ATTEMPT, NOBODY_SERVES_POLL
 from nats.aio.msg import Msg
 
 
@@ -73,6 +75,46 @@ async def test_an_idempotent_request_nobody_answers_gives_up_at_the_timeout(
         assert refused.value.code == "unavailable"
         assert 3.5 <= took < 4.5
         assert len(seen) == 3  # sent at 0, 1 and 3 s (waiting 1, 2, then what is left)
+    finally:
+        await client.close()
+        await server.close()
+
+
+async def test_a_command_nobody_serves_is_asked_again_often(
+    nats_url: str, subject_root: str
+) -> None:
+    """While no process serves commands (the gamemaster restarting) the SDK keeps asking
+    every NOBODY_SERVES_POLL seconds at most, not at its slower back-off's pace, so the
+    command is served right after a process subscribes."""
+    root = f"{subject_root}rn"
+    client = await Client.connect(nats_url, "poller", subject_root=root, timeout=5.0)
+    server = await nats.connect(nats_url)
+    attempts = 0
+    eighth = asyncio.Event()
+    command = client.command
+
+    async def counted(*args: Any, **kwargs: Any) -> int:
+        nonlocal attempts
+        attempts += 1
+        try:
+            return await command(*args, **kwargs)
+        finally:
+            if attempts == 8:  # refused: the back-off alone would wait 0.5 s now
+                eighth.set()
+
+    client.command = counted  # type: ignore[method-assign]
+
+    async def answer(msg: Msg) -> None:
+        await msg.respond(json.dumps({"ok": True, "version": 7}).encode())
+
+    try:
+        sending = asyncio.create_task(client.send("g1", {"type": "x"}, retry_for=10))
+        await eighth.wait()
+        await server.subscribe(client.subjects.cmd("g1", "poller"), cb=answer)
+        await server.flush()
+        subscribed = time.monotonic()
+        assert await sending == 7
+        assert time.monotonic() - subscribed < NOBODY_SERVES_POLL + 0.25
     finally:
         await client.close()
         await server.close()

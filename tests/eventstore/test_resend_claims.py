@@ -162,7 +162,7 @@ async def test_the_sweep_reads_only_due_rows_by_index(store: EventStore) -> None
     async with store.engine.begin() as conn:
         for statement in _FILL.split(";"):
             await conn.execute(text(statement))
-    params = {"first": FIRST, "cap": CAP, "finished": FINISHED, "limit": 500}
+    params = {"first": FIRST, "due": FIRST, "cap": CAP, "finished": FINISHED, "limit": 500}
     async with store.engine.connect() as conn:
         explained = await conn.scalar(
             text("EXPLAIN (FORMAT JSON) " + readmodels._CLAIM_RESENDS.text), params

@@ -91,6 +91,11 @@ long each time, within the client's timeout). Every service answers in milliseco
 slowest command (a Macaua shuffle's proof checked on a busy machine) takes well under it,
 and one that does is answered from its recorded reply the second time."""
 
+NOBODY_SERVES_POLL = 0.1
+"""Seconds between two attempts of a command or an ack while nobody serves its subject (the
+service is restarting): NATS answers "no responders" at once, at no cost to any service,
+and a game waits for this request until the restarted service has it, so look often."""
+
 RETRY_LATER = TRANSIENT | {ErrorCode.AWAITING_ACKS, ErrorCode.CONFLICT}
 """Refusals that change nothing and may pass if the same command is sent again shortly."""
 
@@ -102,6 +107,10 @@ class CardroomError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+class NobodyServes(CardroomError):
+    """``unavailable``: no process serves the subject at all now (NATS "no responders")."""
 
 
 class Verdict(Protocol):
@@ -327,7 +336,7 @@ class Client:
                 )
                 break
             except NoRespondersError:
-                raise CardroomError(ErrorCode.UNAVAILABLE, f"nobody serves {subject}") from None
+                raise NobodyServes(ErrorCode.UNAVAILABLE, f"nobody serves {subject}") from None
             except NatsTimeout:
                 if not idempotent or loop.time() >= give_up:
                     raise CardroomError(ErrorCode.UNAVAILABLE, f"no answer on {subject}") from None
@@ -470,7 +479,8 @@ class Client:
             except CardroomError as exc:
                 if exc.code not in RETRY_LATER or loop.time() >= give_up:
                     raise
-            await asyncio.sleep(delay)
+                nobody = isinstance(exc, NobodyServes)
+            await asyncio.sleep(min(delay, NOBODY_SERVES_POLL) if nobody else delay)
             delay = min(delay * 2, 0.5)
 
     async def ack(self, game: str, version: int, **fields: Any) -> None:
@@ -500,9 +510,10 @@ class Client:
             except CardroomError as exc:
                 if exc.code not in TRANSIENT or self._closed:
                     raise
+                nobody = isinstance(exc, NobodyServes)
             # back off while the service is away, but look again often: a gate waits for
             # this ack, and a restarted tracker is back within a second or two
-            await asyncio.sleep(delay)
+            await asyncio.sleep(min(delay, NOBODY_SERVES_POLL) if nobody else delay)
             delay = min(delay * 2, 0.25)
 
     async def sync(self, game: str) -> SyncReply:

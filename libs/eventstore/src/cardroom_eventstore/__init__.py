@@ -30,7 +30,8 @@ with its checkpoints) is written on the ``relaxed`` pool, whose commits do not w
 WAL flush.
 """
 
-from .memory import InMemoryEventStore
+from typing import TYPE_CHECKING, Any
+
 from .model import (
     SHOWN,
     TO,
@@ -44,6 +45,19 @@ from .model import (
 )
 from .store import EventStore
 from .tracking import Tracking, TrackingMany
+
+if TYPE_CHECKING:
+    from .memory import InMemoryEventStore
+
+
+def __getattr__(name: str) -> Any:
+    # the in-memory twin is for tests: a service process never imports it
+    if name == "InMemoryEventStore":
+        from .memory import InMemoryEventStore
+
+        return InMemoryEventStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "SHOWN",

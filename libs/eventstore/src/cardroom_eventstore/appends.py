@@ -27,8 +27,8 @@ from typing import Any
 
 import asyncpg
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from .asyncengine import AsyncConnection, AsyncEngine
 from .hot import HotPool, Statement, unreachable
 from .jsontext import json_text
 from .model import Append, ConcurrencyError, DuplicateCommand, EventStoreError, RecordedEvent

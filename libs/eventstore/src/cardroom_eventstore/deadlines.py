@@ -28,8 +28,8 @@ from datetime import datetime
 from typing import Protocol
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from .asyncengine import AsyncEngine
 from .gates import NOT_GATING
 from .hot import HotPool, Statement
 

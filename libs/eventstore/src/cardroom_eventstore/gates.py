@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import asyncpg
 from sqlalchemy import func, select, text
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from .asyncengine import AsyncEngine
 from .hot import HotPool, Statement
 from .model import SHOWN, TO, AckResult
 from .schema import events, gates, pending_acks

@@ -14,9 +14,9 @@ from typing import Any
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from .appends import NOTIFY_CHANNEL
+from .asyncengine import AsyncEngine
 from .hot import Statement
 from .model import RecordedEvent
 from .schema import events, streams

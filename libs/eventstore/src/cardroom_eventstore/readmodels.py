@@ -19,8 +19,8 @@ import sqlalchemy as sa
 from asyncpg import Record
 from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.ext.asyncio import AsyncEngine
 
+from .asyncengine import AsyncEngine
 from .hot import Statement
 from .jsontext import json_text
 
@@ -232,7 +232,7 @@ WITH due AS (
     LEFT JOIN tables t ON t.game_id = n.game_id
     WHERE n.resend_at <= now()
       AND (n.resends > 0
-           OR n.resend_at <= now() - make_interval(secs => CAST(:first AS double precision)))
+           OR n.resend_at <= now() - make_interval(secs => CAST(:due AS double precision)))
     ORDER BY n.resend_at
     LIMIT CAST(:limit AS integer)
     FOR UPDATE OF n SKIP LOCKED
@@ -255,14 +255,27 @@ RETURNING n.game_id, n.player_id, n.seq, n.version, n.payload, due.send
 
 
 async def claim_resends(
-    engine: AsyncEngine, *, first: float, cap: float, finished: int, limit: int
+    engine: AsyncEngine,
+    *,
+    first: float,
+    cap: float,
+    finished: int,
+    limit: int,
+    owed_for: float | None = None,
 ) -> list[StoredNotification]:
     """The stored notifications to resend now, in ``seq`` order per player, their next resend
     already scheduled: a notification whose gating ack is overdue is resent ``first`` seconds
-    after it was stored, then after twice as long each time, ``cap`` seconds at most; one of
-    a finished game ``finished`` times at most. Away players' notifications hold no gate and
-    are not resent (they sync when back)."""
-    params = {"first": first, "cap": cap, "finished": finished, "limit": limit}
+    after it was stored (``owed_for``: that many instead, this time; 0: every owed one), then
+    after twice as long each time, ``cap`` seconds at most; one of a finished game
+    ``finished`` times at most. Away players' notifications hold no gate and are not resent
+    (they sync when back)."""
+    params = {
+        "first": first,
+        "due": first if owed_for is None else owed_for,
+        "cap": cap,
+        "finished": finished,
+        "limit": limit,
+    }
     async with engine.begin() as conn:
         rows = (await conn.execute(_CLAIM_RESENDS, params)).all()
     due = [_note(r) for r in rows if r.send]

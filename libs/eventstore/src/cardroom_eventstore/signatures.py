@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
+
+from .asyncengine import AsyncEngine
 
 __all__ = ["Signed", "record", "since"]
 

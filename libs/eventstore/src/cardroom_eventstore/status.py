@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
+
+from .asyncengine import AsyncEngine
 
 __all__ = ["Snapshot", "TableCount", "snapshot"]
 

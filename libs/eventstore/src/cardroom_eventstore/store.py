@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import event as sa_event
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from .appends import Appends
+from .asyncengine import AsyncEngine, create_async_engine
 from .deadlines import Deadlines
 from .gates import Gates
 from .hot import HotPool

@@ -14,8 +14,8 @@ from contextlib import asynccontextmanager
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy import func, select, text, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from .asyncengine import AsyncConnection, AsyncEngine
 from .hot import HotPool, Statement
 from .schema import checkpoints
 

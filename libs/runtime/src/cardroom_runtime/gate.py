@@ -21,6 +21,12 @@ its notification (DESIGN.md, principle 3). Its rows are the event store's
    :data:`RELEASE_GRACE` after it was released (:meth:`Releases.resend_unhandled`): the
    gamemaster may have died, or the release been lost with NATS. Handling a release twice
    changes nothing (the follow-up is decided from the current state).
+5. A service that starts does not wait for the sweep: a gamemaster follows up every release
+   unhandled at that moment (:meth:`Follower.unhandled`; they were sent while no gamemaster
+   listened, or died with its predecessor), and an acktracker's first sweep runs at once and
+   sends again every unhandled release, however young (its predecessor may have released a
+   gate and died before sending the release). A game is then held for the restart, not for
+   the restart and :data:`RELEASE_GRACE` and a sweep.
 
 Why the acktracker keeps acks rather than the gamemaster: acks are N per transition and
 need no game state, so they scale apart from the games' locks and the gamemaster's event
@@ -146,10 +152,11 @@ class Releases:
         except Exception as exc:  # NATS away: the sweep sends it again
             log.warning("release %s@%s not sent: %s", game, version, exc)
 
-    async def resend_unhandled(self) -> int:
-        """Send again the releases unhandled for :data:`RELEASE_GRACE`; returns how many."""
+    async def resend_unhandled(self, grace: float = RELEASE_GRACE) -> int:
+        """Send again the releases unhandled for ``grace`` seconds (0: every unhandled one,
+        as a starting acktracker does); returns how many."""
         store = self.rt.store
-        unhandled = await store.unhandled_releases(limit=RESEND_LIMIT, older_than=RELEASE_GRACE)
+        unhandled = await store.unhandled_releases(limit=RESEND_LIMIT, older_than=grace)
         for game, version in unhandled:
             await self.send(game, version)
         return len(unhandled)
@@ -201,6 +208,13 @@ class Follower:
         elif handled:
             handled.clear()
         return is_open
+
+    async def unhandled(self) -> list[tuple[str, int]]:
+        """Every release unhandled now, however young (``(game, version)``, the oldest first,
+        :data:`RESEND_LIMIT` at most): what a starting gamemaster follows up at once. One being
+        handled by another gamemaster at that moment is looked at twice, which changes
+        nothing."""
+        return await self.store.unhandled_releases(limit=RESEND_LIMIT)
 
     def mark_later(self, gate: GameGate, game: str, handled: set[int]) -> None:
         """Mark ``handled`` gates that found nothing to follow up: by the game's next append

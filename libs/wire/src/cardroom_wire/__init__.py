@@ -16,7 +16,16 @@ from .ids import (
     is_id,
     new_id,
 )
-from .internal import AckReply, Back, DeadlineHint, Reconcile, Release, ReleaseReply, Timeout
+from .internal import (
+    AckReply,
+    Back,
+    DeadlineHint,
+    Reconcile,
+    Release,
+    ReleaseReply,
+    Resend,
+    Timeout,
+)
 from .messages import (
     MAX_MESSAGE_BYTES,
     MAX_VERSION,
@@ -73,6 +82,7 @@ __all__ = [
     "Release",
     "ReleaseReply",
     "RenewToken",
+    "Resend",
     "SeatKey",
     "StartTable",
     "Subjects",

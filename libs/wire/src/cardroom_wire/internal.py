@@ -9,7 +9,8 @@ The gate's messages (see ``cardroom_runtime.gate``): the acktracker sends :class
 when the last acknowledgement of a gate is recorded, and :class:`Back` when an away player
 acknowledged; the gamemaster answers a release with :class:`ReleaseReply` (nobody waits for
 it: releases are published). The timers service sends :class:`Timeout` and
-:class:`Reconcile`; the gamemaster sends :class:`DeadlineHint`.
+:class:`Reconcile`; the gamemaster sends :class:`DeadlineHint`, and :class:`Resend` when it
+starts.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ class Back(_Internal):
 
     game: Token
     player: Token
+
+
+class Resend(_Internal):
+    """gamemaster -> acktracker: a gamemaster started; send the owed notifications again now,
+    however young (its predecessor may have died between appending some and publishing
+    them), instead of once they are overdue."""
 
 
 class Timeout(_Internal):

@@ -152,6 +152,12 @@ class Subjects:
         return f"{self.root}.internal.back"
 
     @property
+    def resend(self) -> str:
+        """gamemaster -> acktracker: a gamemaster started, send the owed notifications again
+        now, ``{}`` (no reply)."""
+        return f"{self.root}.internal.resend"
+
+    @property
     def reconcile(self) -> str:
         """timers -> gamemaster: evaluate a game's deadlines again, ``{"game"}``."""
         return f"{self.root}.internal.reconcile"

@@ -45,9 +45,19 @@ from cardroom_eventstore.gates import Released
 from cardroom_eventstore.hot import Batcher
 from cardroom_eventstore.readmodels import StoredNotification
 from cardroom_runtime import tracing
-from cardroom_runtime.gate import SWEEP_SECONDS, Releases
+from cardroom_runtime.gate import RELEASE_GRACE, SWEEP_SECONDS, Releases
 from cardroom_runtime.host import Service
-from cardroom_wire import Ack, AckReply, Back, ErrorCode, WireError, decode_json, dumps, parse
+from cardroom_wire import (
+    Ack,
+    AckReply,
+    Back,
+    ErrorCode,
+    Resend,
+    WireError,
+    decode_json,
+    dumps,
+    parse,
+)
 
 log = logging.getLogger("cardroom.acktracker")
 
@@ -103,6 +113,13 @@ class AckTracker(Service):
             title="acks",
             handler=self.on_ack,
             max_workers=64,
+        )
+        self.listen(
+            self.subjects.resend,
+            queue="acktracker",
+            title="resend",
+            listener=self.on_resend,
+            max_workers=1,
         )
 
     async def start(self) -> None:
@@ -164,20 +181,34 @@ class AckTracker(Service):
         return AckReply(version=ack.version).body()
 
     async def _sweep(self) -> None:
+        # the first sweep at once, and every unhandled release in it however young: a
+        # predecessor killed between releasing a gate and sending the release left it unsent
+        grace = 0.0
         while True:
-            await asyncio.sleep(self.sweep_seconds)
             try:
-                await self.releases.resend_unhandled()
+                await self.releases.resend_unhandled(grace)
                 await self.resend_overdue()
                 await readmodels.delete_acknowledged(self.store.engine)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("release sweep failed; retrying")
+            grace = RELEASE_GRACE
+            await asyncio.sleep(self.sweep_seconds)
 
-    async def resend_overdue(self) -> int:
-        """Publish again the stored notifications whose gating ack is overdue and whose next
-        resend is due (their next one is scheduled as they are read)."""
+    async def on_resend(self, subject: str, body: bytes) -> None:
+        """A gamemaster started: the notifications its predecessor appended and died before
+        publishing would wait for the sweep to find them overdue; send every owed one now."""
+        try:
+            parse(Resend, decode_json(body))
+            await self.resend_overdue(owed_for=0.0)
+        except Exception:  # the sweep sends them once they are overdue
+            log.warning("resend at a gamemaster's start failed", exc_info=True)
+
+    async def resend_overdue(self, *, owed_for: float | None = None) -> int:
+        """Publish again the stored notifications whose gating ack is overdue (``owed_for``:
+        owed that many seconds instead of the policy's ``after``) and whose next resend is due
+        (their next one is scheduled as they are read)."""
         policy = self.resend_policy
         notes = await readmodels.claim_resends(
             self.store.engine,
@@ -185,6 +216,7 @@ class AckTracker(Service):
             cap=policy.cap,
             finished=policy.finished,
             limit=policy.limit,
+            owed_for=owed_for,
         )
         sent = await self._publish(notes)
         self._resent.inc(sent)

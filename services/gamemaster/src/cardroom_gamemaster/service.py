@@ -31,6 +31,7 @@ game meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -70,6 +71,7 @@ from cardroom_wire import (
     Release,
     ReleaseReply,
     RenewToken,
+    Resend,
     StartTable,
     Timeout,
     WireError,
@@ -132,6 +134,7 @@ class Gamemaster(Service):
         self.gates = Follower(self.rt)
         self._appends: Batcher[Append, list[RecordedEvent] | EventStoreError] | None = None
         self._signatures: TransitionSignatures | None = None
+        self._catching_up: asyncio.Task[None] | None = None
         metrics = self.rt.metrics
         self._commands = metrics.counter(
             "cardroom_commands",
@@ -456,10 +459,42 @@ class Gamemaster(Service):
             await self._write_deadlines(loaded)
         self._deadline_writers.pop(game, None)  # no await since the check above: nothing slipped in
 
+    async def start(self) -> None:
+        # what a predecessor that died left undone: releases it never followed up, and
+        # notifications it appended and never published (the acktracker sends those again)
+        self._catching_up = asyncio.create_task(self._follow_unhandled(), name="release-catch-up")
+        try:
+            await self.rt.broker.connection.publish(self.subjects.resend, dumps(Resend().body()))
+        except Exception:  # the acktracker's sweep sends them once they are overdue
+            log.warning("resend not asked for at start", exc_info=True)
+
+    async def _follow_unhandled(self) -> None:
+        """Follow up, at start, every release left unhandled (sent while no gamemaster
+        listened, or lost with one that died): the games wait for this process's start only,
+        not for the acktracker's sweep too (``cardroom_runtime.gate``, step 5)."""
+        try:
+            unhandled = await self.gates.unhandled()
+        except Exception:
+            log.warning("unhandled releases not read; the acktracker's sweep resends them")
+            return
+        results = await asyncio.gather(
+            *(self._follow_release(game, version) for game, version in unhandled),
+            return_exceptions=True,
+        )
+        for (game, version), result in zip(unhandled, results, strict=True):
+            if isinstance(result, Exception):
+                log.warning("release %s@%s not followed up at start: %r", game, version, result)
+        if unhandled:
+            log.info("followed up %d release(s) left unhandled", len(unhandled))
+
     async def stop(self) -> None:
         """Finish the deadline writes still running (bounded: they are best effort). Marks of
         released gates still waiting are dropped: the acktracker's sweep sends those releases
         again, to whichever gamemaster runs then."""
+        if self._catching_up is not None:
+            self._catching_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._catching_up
         marks = self.gates.running()
         running = [t for t in (*self._deadline_writers.values(), *marks) if not t.done()]
         if running:
@@ -695,14 +730,17 @@ class Gamemaster(Service):
     # -- follow-ups ------------------------------------------------------------------------------
     async def on_release(self, subject: str, body: bytes) -> dict[str, Any]:
         release = parse_request(Release, decode_json(body))
-        game, version = release.game, release.version
-        tracing.tag("cardroom.game", game)
-        tracing.tag("cardroom.version", version)
+        tracing.tag("cardroom.game", release.game)
+        tracing.tag("cardroom.version", release.version)
+        return await self._follow_release(release.game, release.version, is_open=bool(release.open))
 
+    async def _follow_release(
+        self, game: str, version: int, *, is_open: bool = False
+    ) -> dict[str, Any]:
         async def follow_up(loaded: Loaded) -> dict[str, Any]:
             # the acktracker saw no gating ack owed at all once this gate was released; true
             # while the game is at that version (see AckResult.open)
-            if release.open and loaded.state.version == version:
+            if is_open and loaded.state.version == version:
                 loaded.gate.open_at = version
             await self._advance(loaded, {version})
             self._write_deadlines_soon(loaded)
