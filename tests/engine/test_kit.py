@@ -119,3 +119,16 @@ def test_commands_dispatch_and_refuse_an_unknown_one_with_the_standard_code() ->
     assert refused.value.code == ErrorCode.UNKNOWN_COMMAND
     assert "go" in refused.value.message
     assert "jump" not in refused.value.message
+
+
+def test_a_command_without_a_string_type_is_a_bad_request_and_a_game_words_its_unknown() -> None:
+    s = Sample(("a",))
+    for command in ({}, {"type": 1}):
+        with pytest.raises(Rejection) as refused:
+            COMMANDS.decide(s, "a", command, random.Random(1))
+        assert refused.value.code == ErrorCode.BAD_REQUEST
+    worded = Commands[Sample]("sample", unknown="sample plays only 'go'")
+    with pytest.raises(Rejection) as refused:
+        worded.decide(s, "a", {"type": "jump"}, random.Random(1))
+    assert refused.value.code == ErrorCode.UNKNOWN_COMMAND
+    assert refused.value.message == "sample plays only 'go'"

@@ -145,14 +145,24 @@ Decision = Callable[[S, str, Command, random.Random], list[Event]]
 
 
 class Commands(Handlers[Decision[S]]):
-    """The game's commands: ``(state, actor, command, rng) -> events``, one per type."""
+    """The game's commands: ``(state, actor, command, rng) -> events``, one per type.
+
+    A command without a string ``type`` is refused ``bad_request``; one of a type with no
+    handler ``unknown_command``, in the game's own words (``unknown``) or with the list of
+    the commands there are."""
+
+    def __init__(self, game: str, unknown: str | None = None) -> None:
+        super().__init__(game)
+        self.unknown = unknown
 
     def decide(self, state: S, actor: str, command: Command, rng: random.Random) -> list[Event]:
         kind = command.get("type")
-        decide = self._handlers.get(kind) if type(kind) is str else None
+        if type(kind) is not str:
+            raise Rejection(ErrorCode.BAD_REQUEST, "a command needs a string 'type'")
+        decide = self._handlers.get(kind)
         if decide is None:
             raise Rejection(
                 ErrorCode.UNKNOWN_COMMAND,
-                f"{self.game} knows the commands {', '.join(self._handlers)}",
+                self.unknown or f"{self.game} knows the commands {', '.join(self._handlers)}",
             )
         return decide(state, actor, command, rng)

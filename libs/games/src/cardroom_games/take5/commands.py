@@ -8,7 +8,6 @@ events (``decide``), and the commands a player may send now (``actions``).
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from typing import Any
 
 from cardroom_engine import Command, Event, Rejection, inputs
@@ -22,20 +21,9 @@ from .state import CARD_PLAYED, PLAYS_REVEALED, ROW_INDEX, ROW_TAKEN, Take5State
 # Game-specific rejection code (the others are the wire's ErrorCode).
 ALREADY_PLAYED = "already_played"
 
-COMMANDS = Commands[Take5State]("take5")
-
-
-def decide(state: Take5State, actor: str, command: Command, rng: random.Random) -> list[Event]:
-    """``COMMANDS.decide``, refusing what is not a command with take5's own messages."""
-    kind = command.get("type") if isinstance(command, Mapping) else None
-    if not isinstance(kind, str):
-        raise Rejection(ErrorCode.BAD_REQUEST, "a command needs a string 'type'")
-    if kind not in COMMANDS:
-        raise Rejection(
-            ErrorCode.UNKNOWN_COMMAND,
-            f"take5 knows the commands {p.PLAY_RESPONSE!r} and {p.CHOOSE_RESPONSE!r}",
-        )
-    return COMMANDS.decide(state, actor, command, rng)
+COMMANDS = Commands[Take5State](
+    "take5", unknown=f"take5 knows the commands {p.PLAY_RESPONSE!r} and {p.CHOOSE_RESPONSE!r}"
+)
 
 
 @COMMANDS.on(p.PLAY_RESPONSE)

@@ -79,7 +79,7 @@ class Take5(GameRules[Take5State]):
     def start(self, state: Take5State, rng: random.Random) -> list[Event]:
         return [flow.deal(state, rng)]
 
-    decide = staticmethod(commands.decide)
+    decide = staticmethod(commands.COMMANDS.decide)
 
     # the registry's own evolve: no extra call for every event of every replay
     evolve = staticmethod(FOLDS.evolve)
