@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+import nats
 import pytest
 from cardroom_acktracker import AckTracker
 from cardroom_gamemaster import Gamemaster
@@ -17,7 +19,7 @@ from cardroom_projector import Projector
 from cardroom_relay import Relay
 from cardroom_runtime import gate
 from cardroom_runtime.host import Host, Service
-from cardroom_wire import Notification
+from cardroom_wire import Notification, Subjects
 from support.stack import Stack, projected, wait_until
 
 # the sweep never comes within a test: only a start can send or follow up a lost release
@@ -146,3 +148,23 @@ async def test_a_starting_gamemaster_has_the_owed_notifications_sent_again_at_on
     async with asyncio.timeout(10):
         dealt = {(await received.get()).player for _ in range(2)}
     assert dealt == {"alice", "bob"}
+
+
+async def test_a_malformed_resend_request_is_refused_in_one_line(
+    started: tuple[Stack, Start], caplog: pytest.LogCaptureFixture
+) -> None:
+    stack, _ = started
+    caplog.set_level(logging.WARNING, logger="cardroom.acktracker")
+    nc = await nats.connect(stack.nats_url)
+    try:
+        for body in (b"not json", b"[1]", b'{"game": 1}'):
+            await nc.publish(Subjects(stack.root).resend, body)
+        await nc.flush()
+
+        async def refused() -> bool:
+            return sum("resend request refused" in r.getMessage() for r in caplog.records) >= 2
+
+        await wait_until(refused, timeout=10)
+    finally:
+        await nc.close()
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"

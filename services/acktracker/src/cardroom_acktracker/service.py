@@ -201,6 +201,10 @@ class AckTracker(Service):
         publishing would wait for the sweep to find them overdue; send every owed one now."""
         try:
             parse(Resend, decode_json(body))
+        except WireError as exc:  # a malformed request: one line, no traceback
+            log.warning("resend request refused: %s", exc.code)
+            return
+        try:
             await self.resend_overdue(owed_for=0.0)
         except Exception:  # the sweep sends them once they are overdue
             log.warning("resend at a gamemaster's start failed", exc_info=True)
