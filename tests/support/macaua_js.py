@@ -91,3 +91,25 @@ class JsSeat:
     def hand(self, view: Mapping[str, Any]) -> list[str]:
         cards: list[str] = self.js("hand", player=self.player, view=view)
         return cards
+
+    def verify(
+        self,
+        game_id: str,
+        notes: Sequence[tuple[int, Mapping[str, Any]]],
+        *,
+        fresh: bool = True,
+        reload: int = 10,
+    ) -> dict[str, Any]:
+        """The page's check of ``notes`` (version, message) with this seat's key, its copy of
+        the game reloaded from its JSON every ``reload`` notes: its ``verdicts``
+        (``signature``, ``reject`` or ``unverifiable``) and its copy's ``hash``, ``phase``
+        and ``turns`` after them."""
+        out: dict[str, Any] = self.js(
+            "verify",
+            player=self.player,
+            game_id=game_id,
+            notes=list(notes),
+            fresh=fresh,
+            reload=reload,
+        )
+        return out

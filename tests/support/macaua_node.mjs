@@ -5,6 +5,7 @@ import * as mp from "../../web/src/macaua/index.js";
 
 await mp.ready;
 const players = new Map(); // player -> its toJSON(), as the page's sessionStorage keeps it
+const verifiers = new Map(); // player -> its verifier's toJSON(), likewise
 
 const openDeck = () => mp.MACAUA_CARDS.map((c) => mp.openDeckCard(mp.cardPoint(c)));
 const attempt = (check) => {
@@ -101,7 +102,30 @@ function act({ player, view, actions }) {
   return command;
 }
 
+/** The page's verdicts on ``notes`` ([version, message] in order), its verifier reloaded
+ * from JSON before every ``reload``-th (as a reload of the page does); ``fresh`` starts a
+ * new copy of the game. */
+function verify({ player, game_id, notes, fresh, reload }) {
+  const me = load(player);
+  if (fresh) verifiers.set(player, JSON.stringify(new mp.TransitionVerifier(me, game_id)));
+  const verdicts = [];
+  let v = mp.TransitionVerifier.fromJSON(me, JSON.parse(verifiers.get(player)));
+  for (const [n, [version, message]] of notes.entries()) {
+    if (n % reload === reload - 1) v = mp.TransitionVerifier.fromJSON(me, JSON.parse(JSON.stringify(v)));
+    try {
+      verdicts.push(v.check(version, message));
+    } catch (exc) {
+      if (!(exc instanceof mp.UnverifiableTransition)) throw exc;
+      verdicts.push({ unverifiable: exc.message });
+    }
+  }
+  verifiers.set(player, JSON.stringify(v));
+  const state = v.state;
+  return { verdicts, hash: state?.hash ?? null, phase: state?.phase ?? null, turns: state?.turns ?? null };
+}
+
 const OPS = {
+  verify,
   make,
   check,
   new_player: ({ player }) => {
@@ -110,6 +134,7 @@ const OPS = {
     return { verify_key: me.verifyKey };
   },
   act,
+  dump: ({ player }) => players.get(player),
   sign: ({ player, binding, version, transition }) => load(player).signTransition(binding, version, transition),
   hand: ({ player, view }) => load(player).hand(view.state ?? view).map((c) => c.card),
 };

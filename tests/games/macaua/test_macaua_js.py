@@ -1,22 +1,63 @@
-"""A whole Macaua game with seats played by the page's code (web/src/macaua, under node).
+"""Macaua with seats played by the page's code (web/src/macaua, under node).
 
 Every move of a page seat (keys, the shuffle with its argument, the mask, the card keys for
 the deal and the draws, plays, draws, the audit) is built and signed in node, with keys that
 never leave it, and goes through this game's own ``decide`` at a table with Python bots; the
-page's state goes through JSON between any two moves (a reload keeps the seat). The game
-reaches its end past a reshuffle with a clean audit, and each page seat's signature of every
-transition it was sent checks against its seat key.
+page's state goes through JSON between any two moves and any two checks (a reload keeps the
+seat). The game reaches its end past a reshuffle with a clean audit; each page seat's check
+of every transition (its own copy of the rules) signs them all, its signatures check against
+its seat key, and its copy ends on the server's hash. Told a cheating server's or a cheating
+player's transition, the page rejects it as the Python verifier does: at the same version,
+with the same code, blaming the same party.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from cardroom_games.macaua.bots import HeuristicBot
 from cardroom_mentalpoker import check_transition
 from macaua_support import Harness
 from support.macaua_js import JsSeat, MacauaJs
+
+Notes = list[tuple[int, dict[str, Any]]]
+
+
+class Played:
+    """A game played to its end, with its page seats."""
+
+    def __init__(self, h: Harness, seats: dict[str, JsSeat]) -> None:
+        self.h = h
+        self.seats = seats
+        self.game_id = h.game.binding.split("/")[0]
+
+    def notes(self, player: str) -> Notes:
+        return [
+            (step.version, step.notifications[player])
+            for step in self.h.local.steps
+            if "transition" in step.notifications.get(player, {})
+        ]
+
+
+def play(js: MacauaJs, players: int, config: dict[str, Any], seed: int) -> Played:
+    """A game whose seats alternate: the page's, a HeuristicBot, the page's, ..."""
+    seats: dict[str, JsSeat] = {}
+
+    def page_seat(player: str) -> JsSeat:
+        seats[player] = JsSeat(js, player)
+        return seats[player]
+
+    h = Harness(players, config, seed=seed, bot=[page_seat, HeuristicBot])
+    assert h.game.config.shuffle_proof == "argument"
+    h.to_play()
+    # each page seat opened its own hand privately: the cards its keys alone unmask
+    for player, seat in seats.items():
+        assert len(seat.hand(h.gview(player))) == h.game.config.hand_size
+    h.finish()
+    return Played(h, seats)
 
 
 @pytest.fixture(scope="module")
@@ -25,39 +66,161 @@ def js() -> Iterator[MacauaJs]:
         yield node
 
 
-def test_page_seats_play_a_whole_game_with_a_python_bot(js: MacauaJs) -> None:
+@pytest.fixture(scope="module")
+def played(js: MacauaJs) -> Played:
+    # six hands of eight leave five fresh cards: the discards are reshuffled, repeatedly
+    return play(js, 6, {"max_turns": 400, "hand_size": 8}, seed=5)
+
+
+@pytest.fixture(scope="module")
+def small(js: MacauaJs) -> Played:
+    """A three-seat game with a draw in it (the page's deal is the CSPRNG's: a game where
+    every turn is a play is rare, and is played again)."""
+    for seed in range(11, 16):
+        game = play(js, 3, {"max_turns": 400}, seed=seed)
+        if any(step.event["type"] == "macaua.draw_assigned" for step in game.h.local.steps):
+            return game
+    raise AssertionError("five games without a draw")
+
+
+def test_page_seats_play_a_whole_game_and_sign_every_transition(played: Played) -> None:
+    state = played.h.game
+    assert state.phase == "over"
+    assert state.winner is not None, state.result
+    assert len(state.decks) >= 2  # a reshuffle: the page seats' keys for a later deck too
+    assert state.audit is not None
+    assert state.audit["ok"] is True, state.audit
+    moved = [
+        step.event for step in played.h.local.steps if step.event.get("player") in played.seats
+    ]
+    assert {e["player"] for e in moved} == set(played.seats)
+    kinds = {e["signed"]["move"]["kind"] for e in moved if "signed" in e}
+    assert {"keys", "shuffle", "mask", "reveal", "play", "audit"} <= kinds, kinds
+    # one page seat checks every transition (the others would do the same work)
+    player, seat = next(iter(played.seats.items()))
+    notes = played.notes(player)
+    checked = seat.verify(played.game_id, notes)
+    assert (checked["hash"], checked["phase"], checked["turns"]) == (
+        state.hash,
+        state.phase,
+        state.turns,
+    )
+    for (version, message), verdict in zip(notes, checked["verdicts"], strict=True):
+        assert "signature" in verdict, verdict
+        check_transition(
+            verdict["signature"], seat.verify_key, state.binding, version, message["transition"]
+        )
+
+
+def _tamper(played: Played, notes: Notes, tamper: str) -> int:
+    """Alter one transition of ``notes`` as a cheating server would; its index."""
+    kinds = [m["transition"]["type"] for _, m in notes]
+    shuffles = [i for i, kind in enumerate(kinds) if kind == "macaua.shuffle"]
+    if tamper == "altered relay":
+        i = kinds.index("macaua.played")
+        notes[i][1]["transition"]["cards"][0][2] = "XX"
+    elif tamper == "swapped proof":
+        i = shuffles[1]
+        other = notes[shuffles[0]][1]["transition"]["signed"]["move"]["argument"]
+        notes[i][1]["transition"]["signed"]["move"]["argument"] = copy.deepcopy(other)
+    elif tamper == "reordered deck":
+        i = shuffles[-1]
+        cards = notes[i][1]["transition"]["signed"]["move"]["cards"]
+        cards[0], cards[1] = cards[1], cards[0]
+    elif tamper == "dropped key":
+        i = kinds.index("macaua.keys")
+        keys = notes[i][1]["transition"]["signed"]["move"]["keys"]
+        keys["cards"] = keys["cards"][1:]
+    elif tamper == "forged signature":
+        i = kinds.index("macaua.draw")
+        signed = notes[i][1]["transition"]["signed"]
+        signed["signature"] = signed["signature"][:-2] + (
+            "00" if signed["signature"][-2:] != "00" else "11"
+        )
+    elif tamper == "invented step":
+        i = kinds.index("macaua.draw_assigned")
+        notes[i][1]["transition"]["positions"][0] += 1
+    else:  # the audit's result, as the server records it
+        i = kinds.index("macaua.audited")
+        notes[i][1]["transition"]["decks"][0]["ok"] = False
+    return i
+
+
+def _first_refusal(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    first = next(i for i, v in enumerate(verdicts) if "reject" in v)
+    assert all("signature" in v for v in verdicts[:first])
+    assert all(v.get("reject") == verdicts[first]["reject"] for v in verdicts[first:])
+    refused: dict[str, Any] = verdicts[first]["reject"]
+    return refused
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "altered relay",
+        "swapped proof",
+        "reordered deck",
+        "dropped key",
+        "forged signature",
+        "invented step",
+        "altered audit",
+    ],
+)
+def test_the_page_rejects_a_cheating_server_as_python_does(small: Played, tamper: str) -> None:
+    played = small
+    page = next(iter(played.seats))
+    python = next(p for p in played.h.seats if p not in played.seats)
+    notes = copy.deepcopy(played.notes(page))
+    i = _tamper(played, notes, tamper)
+    del notes[i + 3 :]  # two more after it: refused with it, as the table halts there
+    verifier = played.h.bots[python].verifier(played.game_id)  # type: ignore[attr-defined]
+    theirs = [verifier.check(version, copy.deepcopy(m)).ack_fields() for version, m in notes]
+    ours = played.seats[page].verify(played.game_id, notes)["verdicts"]
+    mine, expected = _first_refusal(ours), _first_refusal(theirs)
+    assert mine["version"] == notes[i][0] == expected["version"]
+    assert (mine["code"], mine["blame"]) == (expected["code"], "server")
+    assert mine["evidence"]["hash"] == expected["evidence"]["hash"]
+
+
+def test_the_page_blames_a_cheating_player_relayed_by_a_lax_server(js: MacauaJs) -> None:
+    """A move its player signed that the rules refuse (a card that is not what its keys
+    open), recorded as if accepted: the page blames that player, as Python does."""
     seats: dict[str, JsSeat] = {}
 
     def page_seat(player: str) -> JsSeat:
         seats[player] = JsSeat(js, player)
         return seats[player]
 
-    # six hands of eight leave five fresh cards: the discards are reshuffled, over and over
-    config = {"max_turns": 400, "hand_size": 8}
-    h = Harness(6, config, seed=5, bot=[page_seat, HeuristicBot])
-    assert h.game.config.shuffle_proof == "argument"
+    # p0 (a Python bot, first to play) cheats; p1 is the page's (no page seat elsewhere)
+    h = Harness(2, {"max_turns": 40}, seed=3, bot=[HeuristicBot, page_seat])
     h.to_play()
-    # each page seat opened its own hand privately: the cards its keys alone unmask
-    for player, seat in seats.items():
-        assert len(seat.hand(h.gview(player))) == h.game.config.hand_size
-    h.finish()
-    state = h.game
-    assert state.phase == "over"
-    assert state.winner is not None, state.result
-    assert len(state.decks) >= 2  # a reshuffle: the page seats' keys for a later deck too
-    assert state.audit is not None
-    assert state.audit["ok"] is True, state.audit
-    moved = [step.event for step in h.local.steps if step.event.get("player") in seats]
-    assert {e["player"] for e in moved} == set(seats)
-    kinds = {e["signed"]["move"]["kind"] for e in moved if "signed" in e}
-    assert {"keys", "shuffle", "mask", "reveal", "play", "audit"} <= kinds, kinds
-    for player, seat in seats.items():
-        notes = [
-            (step.version, step.notifications[player]["transition"])
-            for step in h.local.steps
-            if "transition" in step.notifications.get(player, {})
-        ]
-        assert notes
-        for version, transition in notes:
-            signature = seat.sign(state.binding, version, transition)
-            check_transition(signature, seat.verify_key, state.binding, version, transition)
+    cheat, honest = h.seats
+    assert h.game.current == cheat
+    bot = h.bots[cheat]
+    v = h.gview(cheat)
+    (pos, real), *_ = bot.open_hand(v)  # type: ignore[attr-defined]
+    fake = "RJ" if real != "RJ" else "BJ"  # a Joker goes on anything: only the key can tell
+    move = bot.play_move(v, [(pos, real)], None)  # type: ignore[attr-defined]
+    move["cards"][0]["card"] = fake
+    command = bot.sign(v, move)  # type: ignore[attr-defined]
+    event = {
+        "type": "macaua.played",
+        "player": cheat,
+        "signed": {k: val for k, val in command.items() if k != "type"},
+        "cards": [[pos[0], pos[1], fake, move["cards"][0]["key"]]],
+        "suit": None,
+    }
+    before = h.local.state
+    after = h.table.evolve(before, event)
+    notes = [
+        (s.version, s.notifications[honest])
+        for s in h.local.steps
+        if "transition" in s.notifications.get(honest, {})
+    ]
+    notes.append((after.version, h.table.notify(before, event, after)[honest]))
+    verdicts = seats[honest].verify(h.game.binding.split("/")[0], notes)["verdicts"]
+    assert all("signature" in v for v in verdicts[:-1])
+    refused = verdicts[-1]["reject"]
+    assert refused["blame"] == cheat
+    # the code an honest server refuses the move with
+    assert refused["code"] == h.refused(cheat, command) == "card_mismatch"

@@ -9,3 +9,4 @@ export * from "./protocol.js";
 export * from "./signing.js";
 export * from "./rules.js";
 export { MacauaPlayer } from "./player.js";
+export { TransitionVerifier, Unverifiable as UnverifiableTransition } from "./verify.js";

@@ -9,6 +9,7 @@ import {
   mul,
   mulBase,
   pointFromHex,
+  sodium,
   sub,
   toHex,
   equal,
@@ -16,6 +17,7 @@ import {
 import { decodeCard } from "./cards.js";
 
 export const MAX_DECK_SIZE = 256;
+const unchecked = (hex) => sodium.from_hex(hex);
 
 export const card = (epk, msg, pk) => ({ epk, msg, pk });
 export const isOpen = (c) => isIdentity(c.pk);
@@ -36,6 +38,11 @@ export function cardFromJson(data) {
 }
 
 export const deckToJson = (deck) => deck.map(cardToJson);
+
+/** A card that a checked move set before (the state's own), decoded without the subgroup
+ * checks: never for a move's own data. */
+export const cardFromJsonUnchecked = (data) => card(unchecked(data.epk), unchecked(data.msg), unchecked(data.pk));
+export const deckFromJsonUnchecked = (data) => data.map(cardFromJsonUnchecked);
 
 export function deckFromJson(data, maxSize = MAX_DECK_SIZE) {
   if (!Array.isArray(data)) throw new EncodingError("deck: expected a list of masked cards");
