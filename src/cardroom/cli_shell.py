@@ -78,8 +78,23 @@ class Target:
 
     services: Services
     nats_url: str
-    database_url: str
+    database_url: str  # one URL, or the shards' comma-separated
     root: str
+
+    @property
+    def database_urls(self) -> list[str]:
+        """The event store's shards' URLs, in order (the first holds analytics' tables)."""
+        return self.database_url.split(",")
+
+    def shard_url(self, game: str) -> str:
+        """The URL of the shard that holds ``game`` (:mod:`cardroom_runtime.shards`)."""
+        from cardroom_runtime.shards import shard_index
+
+        urls = self.database_urls
+        index = shard_index(game)
+        if index >= len(urls):
+            raise CliError(f"no game {game!r}: it names shard {index}, there are {len(urls)}")
+        return urls[index]
 
     async def close(self) -> None:
         await self.services.aclose()

@@ -21,6 +21,9 @@ its full passes over the heap cost more than the folds, which make no reference 
 Only the notifications still owed an acknowledgement are part of the model (see migration
 0005): the fold counts every notification for ``seq`` (from the events' ``metadata.to``) but
 builds only the owed ones.
+
+With several shards (``cardroom_runtime.shards``) each shard's read models are its own
+games', rebuilt from that shard's events (:func:`rebuild_shards`), one shard after another.
 """
 
 from __future__ import annotations
@@ -299,6 +302,36 @@ def _fold(job: _Job) -> _Folded:
             out.notes += notes
             out.views += views
             out.summaries += summaries
+    return out
+
+
+async def rebuild_shards(
+    urls: Sequence[str],
+    *,
+    tables: Sequence[str] = PROJECTOR_TABLES,
+    game: str | None = None,
+    repair: bool = False,
+    workers: int | None = None,
+) -> list[tuple[int, ProjectorReport]]:
+    """:func:`rebuild_projector` on every shard of ``urls`` (with ``game``, on its shard
+    only): ``(shard, report)`` each, in shard order."""
+    from cardroom_eventstore import EventStore
+    from cardroom_runtime.shards import shard_index
+
+    shards = range(len(urls)) if game is None else [shard_index(game)]
+    out: list[tuple[int, ProjectorReport]] = []
+    for shard in shards:
+        if shard >= len(urls):  # the game names a shard there is not: no such game
+            out.append((shard, ProjectorReport(tuple(tables))))
+            continue
+        store = await EventStore.connect(urls[shard])
+        try:
+            report = await rebuild_projector(
+                store, tables=tables, game=game, repair=repair, workers=workers
+            )
+        finally:
+            await store.close()
+        out.append((shard, report))
     return out
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from cardroom.cli_shell import err, find_target, run_command, sub_app
-from cardroom.projector_rebuild import PROJECTOR_TABLES, rebuild_projector
+from cardroom.projector_rebuild import PROJECTOR_TABLES, rebuild_shards
 
 app = sub_app("Read-model rebuilds.")
 
@@ -52,29 +52,33 @@ def rebuild(
     async def run() -> list[tuple[str, bool, str]]:
         from cardroom_analytics import read_events
         from cardroom_analytics import rebuild as rebuild_analytics
-        from cardroom_eventstore import EventStore
         from cardroom_wire import Subjects
         from sqlalchemy.ext.asyncio import create_async_engine
 
         target = await find_target()
         lines: list[tuple[str, bool, str]] = []
         try:
-            if tables:
-                store = await EventStore.connect(target.database_url)
-                try:
-                    p = await rebuild_projector(store, tables=tables, game=game, repair=repair)
-                finally:
-                    await store.close()
+            # each shard's read models from that shard's events (a game: its shard's only)
+            urls = target.database_urls
+            rebuilt = (
+                await rebuild_shards(urls, tables=tables, game=game, repair=repair)
+                if tables
+                else []
+            )
+            for shard, p in rebuilt:
+                where = f" (shard {shard})" if len(urls) > 1 else ""
                 lines.append(
                     (
-                        "projector: " + ", ".join(tables),
+                        "projector" + where + ": " + ", ".join(tables),
                         p.equal,
                         f"{p.games} games, {p.rows} rows, {p.seconds:.2f}s"
                         + "".join(f"\n  {d}" for d in p.differences[:20]),
                     )
                 )
             if with_analytics:
-                engine = create_async_engine(target.database_url)
+                # analytics' tables are in the first database; its input, JetStream, carries
+                # every shard's events
+                engine = create_async_engine(urls[0])
                 subjects = Subjects(target.root)
                 try:
                     a = await rebuild_analytics(

@@ -144,7 +144,11 @@ def replay_command(
         from cardroom_eventstore import EventStore
 
         target = await find_target()
-        store = await EventStore.connect(target.database_url)
+        try:
+            store = await EventStore.connect(target.shard_url(game))
+        except BaseException:
+            await target.close()
+            raise
         try:
             records = await read_game(store, game)
         finally:

@@ -139,7 +139,7 @@ def render(snap: object, errors: Panel | None = None) -> Group:
 
 async def _status(once: bool, interval: float, metrics: Sequence[str]) -> None:
     from cardroom_eventstore import EventStore
-    from cardroom_eventstore.status import snapshot
+    from cardroom_eventstore.status import combined, snapshot
     from cardroom_runtime.discovery import read_running
     from cardroom_runtime.settings import Settings
     from rich.console import Console
@@ -152,12 +152,12 @@ async def _status(once: bool, interval: float, metrics: Sequence[str]) -> None:
     running = read_running(Settings.from_env().data_dir) or {}
     if not urls and running.get("metrics_url"):
         urls.append(str(running["metrics_url"]))
-    store = await EventStore.connect(target.database_url)
+    stores = [await EventStore.connect(url) for url in target.database_urls]
     console = Console()
     window = ErrorWindow()
 
     async def look() -> Group:
-        snap = await snapshot(store.engine)
+        snap = combined([await snapshot(store.engine) for store in stores])  # every shard
         counts = await asyncio.to_thread(read_errors, urls) if urls else None
         if once:
             return render(snap, render_errors(counts, "since start"))
@@ -176,7 +176,8 @@ async def _status(once: bool, interval: float, metrics: Sequence[str]) -> None:
                 await asyncio.sleep(interval)
                 live.update(await look())
     finally:
-        await store.close()
+        for store in stores:
+            await store.close()
         await target.close()
 
 

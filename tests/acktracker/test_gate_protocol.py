@@ -12,6 +12,7 @@ import pytest
 from cardroom_runtime import gate
 from cardroom_runtime.host import Runtime
 from cardroom_runtime.metrics import Metrics
+from cardroom_runtime.shards import Shards
 from cardroom_wire import AckReply, Back, Release, ReleaseReply, WireError, parse
 
 
@@ -70,7 +71,7 @@ class _Store:
 
 
 def _runtime(store: _Store) -> Runtime:
-    return cast(Runtime, SimpleNamespace(store=store, metrics=Metrics()))
+    return cast(Runtime, SimpleNamespace(shards=Shards([cast(Any, store)]), metrics=Metrics()))
 
 
 async def test_a_gate_seen_open_is_not_asked_again_at_that_version() -> None:

@@ -328,7 +328,8 @@ async def test_a_table_read_does_not_put_the_game_back(
     # get's read waits (a release being handled may read the game too, under its lock, and
     # must not be held up: alice's move would wait for that lock)
     read, moved = asyncio.Event(), asyncio.Event()
-    original = gm.store.read_stream
+    store = gm.store_of(game)
+    original = store.read_stream
     summarise = gm._summary
     in_get: contextvars.ContextVar[bool] = contextvars.ContextVar("in_get", default=False)
 
@@ -348,7 +349,7 @@ async def test_a_table_read_does_not_put_the_game_back(
 
     gm._cache.pop(game)  # not cached: the get reads the store
     monkeypatch.setattr(gm, "_summary", summary)
-    monkeypatch.setattr(gm.store, "read_stream", slow_read)
+    monkeypatch.setattr(store, "read_stream", slow_read)
     getting = asyncio.create_task(alice.table(game))
     await read.wait()
     version = await alice.send(game, {"type": "bet", "amount": 1})

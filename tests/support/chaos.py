@@ -13,6 +13,7 @@ from typing import Any
 
 from cardroom_client import Client
 from cardroom_eventstore import EventStore, readmodels
+from cardroom_runtime.shards import Shards
 from support.players import Seat, check_stream, recorded_bot, replayed
 from support.stack import ServiceProcess, contiguous, projected
 
@@ -124,11 +125,13 @@ async def _retry(call: Callable[[], Any], already: str | None = None, tries: int
     return None
 
 
-async def verify(store: EventStore, tables: list[Table]) -> dict[str, int]:
+async def verify(stores: EventStore | Shards, tables: list[Table]) -> dict[str, int]:
     """Every game finished; contiguous versions; no command twice; every client got every
-    notification exactly once and in order. Returns some counts."""
+    notification exactly once and in order (each game read from its shard, given the
+    shards). Returns some counts."""
     counts = {"games": 0, "events": 0, "notifications": 0, "away": 0, "house": 0}
     for table in tables:
+        store = stores.of(table.game) if isinstance(stores, Shards) else stores
         records = await store.read_stream(table.game)
         check_stream(records)
         state = await replayed(store, table.game)
@@ -153,12 +156,13 @@ def shuffled_kills(names: list[str], per_service: int, rng: random.Random) -> li
     return plan
 
 
-async def diagnose(store: EventStore, tables: list[Table]) -> str:
+async def diagnose(stores: EventStore | Shards, tables: list[Table]) -> str:
     """What the unfinished games are waiting for (for a failing test's message)."""
     from sqlalchemy import text
 
     lines: list[str] = []
     for table in tables:
+        store = stores.of(table.game) if isinstance(stores, Shards) else stores
         records = await store.read_stream(table.game)
         for seat in table.seats:
             seen = seat.recorder.seen.get(table.game, [])

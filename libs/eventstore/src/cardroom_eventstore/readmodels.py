@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -390,17 +391,36 @@ async def get_view(engine: AsyncEngine, game_id: str, player_id: str) -> StoredV
         return StoredView(game_id, player_id, row.version, row.view, row.actions, row.seq)
 
 
+LIST_LIMIT = 100  # tables a lobby listing shows at most
+
+
 async def list_tables(
     engine: AsyncEngine,
     *,
     game_type: str | None = None,
     status: str | None = None,
-    limit: int = 100,
+    limit: int = LIST_LIMIT,
 ) -> list[dict[str, Any]]:
-    query = sa.select(tables.c.summary).order_by(tables.c.updated_at.desc()).limit(limit)
+    """The tables' summaries, the last changed first."""
+    return [summary for _, summary in await list_tables_dated(engine, game_type, status, limit)]
+
+
+async def list_tables_dated(
+    engine: AsyncEngine,
+    game_type: str | None = None,
+    status: str | None = None,
+    limit: int = LIST_LIMIT,
+) -> list[tuple[datetime, dict[str, Any]]]:
+    """:func:`list_tables` with each table's last change, so that the listings of several
+    shards merge in one order."""
+    query = (
+        sa.select(tables.c.updated_at, tables.c.summary)
+        .order_by(tables.c.updated_at.desc())
+        .limit(limit)
+    )
     if game_type is not None:
         query = query.where(tables.c.game_type == game_type)
     if status is not None:
         query = query.where(tables.c.status == status)
     async with engine.connect() as conn:
-        return [dict(r.summary) for r in await conn.execute(query)]
+        return [(r.updated_at, dict(r.summary)) for r in await conn.execute(query)]

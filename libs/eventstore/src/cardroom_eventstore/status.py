@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from .asyncengine import AsyncEngine
 
-__all__ = ["Snapshot", "TableCount", "snapshot"]
+__all__ = ["Snapshot", "TableCount", "combined", "snapshot"]
 
 _TABLES = sa.text(
     """
@@ -65,6 +65,27 @@ class Snapshot:
     relay_behind: int = 0  # events not yet published on JetStream
     projector_behind: int = 0  # events not yet projected, summed over games
     events_last_minute: int = 0
+
+
+def combined(snaps: list[Snapshot]) -> Snapshot:
+    """Several shards' snapshots as one: counts summed, the oldest gate's wait the longest."""
+    if len(snaps) == 1:
+        return snaps[0]
+    counts: dict[tuple[str, str], list[int]] = {}
+    for snap in snaps:
+        for t in snap.tables:
+            into = counts.setdefault((t.game_type, t.status), [0, 0, 0])
+            into[0] += t.tables
+            into[1] += t.seats
+            into[2] += t.away
+    return Snapshot(
+        tables=[TableCount(k[0], k[1], *v) for k, v in sorted(counts.items())],
+        gates_waiting=sum(s.gates_waiting for s in snaps),
+        oldest_gate_seconds=max((s.oldest_gate_seconds for s in snaps), default=0.0),
+        relay_behind=sum(s.relay_behind for s in snaps),
+        projector_behind=sum(s.projector_behind for s in snaps),
+        events_last_minute=sum(s.events_last_minute for s in snaps),
+    )
 
 
 async def snapshot(engine: AsyncEngine) -> Snapshot:

@@ -388,15 +388,17 @@ async def _find_postgres(
 ) -> _Found:
     skipped: list[str] = []
     if mode == "auto" and settings.database_url:
-        url = sqlalchemy_url(settings.database_url)
-        try:
-            await probe_postgres(url, probe_timeout)
-        except Exception as exc:
-            raise DiscoveryError(
-                f"{ENV_DATABASE_URL}={redact(url)} cannot be used: {_reason(exc)}. "
-                f"Fix it, or unset it to let cardroom find or start a server."
-            ) from exc
-        return _Found(url, f"{ENV_DATABASE_URL} ({redact(url)})")
+        urls = settings.database_urls  # every shard must answer
+        for url in urls:
+            try:
+                await probe_postgres(url, probe_timeout)
+            except Exception as exc:
+                raise DiscoveryError(
+                    f"{ENV_DATABASE_URL}={redact(url)} cannot be used: {_reason(exc)}. "
+                    f"Fix it, or unset it to let cardroom find or start a server."
+                ) from exc
+        shown = ", ".join(redact(url) for url in urls)
+        return _Found(urls[0], f"{ENV_DATABASE_URL} ({shown})")
     if mode in ("auto", "embedded"):
         found = await _running(
             starter, "database_admin_url", lambda u: probe_postgres(u, probe_timeout), probe_timeout

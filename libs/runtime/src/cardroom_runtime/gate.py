@@ -154,12 +154,14 @@ class Releases:
 
     async def resend_unhandled(self, grace: float = RELEASE_GRACE) -> int:
         """Send again the releases unhandled for ``grace`` seconds (0: every unhandled one,
-        as a starting acktracker does); returns how many."""
-        store = self.rt.store
-        unhandled = await store.unhandled_releases(limit=RESEND_LIMIT, older_than=grace)
-        for game, version in unhandled:
-            await self.send(game, version)
-        return len(unhandled)
+        as a starting acktracker does), every shard's; returns how many."""
+        sent = 0
+        for store in self.rt.shards.stores:
+            unhandled = await store.unhandled_releases(limit=RESEND_LIMIT, older_than=grace)
+            for game, version in unhandled:
+                await self.send(game, version)
+            sent += len(unhandled)
+        return sent
 
 
 @dataclass
@@ -187,9 +189,8 @@ class Follower:
         self.owed = acks_owed(rt.metrics)
         self._marking: set[asyncio.Task[None]] = set()
 
-    @property
-    def store(self) -> EventStore:
-        return self.rt.store
+    def store(self, game: str) -> EventStore:
+        return self.rt.shards.of(game)
 
     async def is_open(
         self, gate: GameGate, game: str, version: int, handled: set[int] | None = None
@@ -202,7 +203,7 @@ class Follower:
         """
         if gate.open_at == version:
             return True
-        is_open = await self.store.gate_open(game, handled=handled or ())
+        is_open = await self.store(game).gate_open(game, handled=handled or ())
         if is_open:
             gate.open_at = version
         elif handled:
@@ -213,8 +214,11 @@ class Follower:
         """Every release unhandled now, however young (``(game, version)``, the oldest first,
         :data:`RESEND_LIMIT` at most): what a starting gamemaster follows up at once. One being
         handled by another gamemaster at that moment is looked at twice, which changes
-        nothing."""
-        return await self.store.unhandled_releases(limit=RESEND_LIMIT)
+        nothing. Every shard's, each shard's oldest first."""
+        out: list[tuple[str, int]] = []
+        for store in self.rt.shards.stores:
+            out += await store.unhandled_releases(limit=RESEND_LIMIT)
+        return out
 
     def mark_later(self, gate: GameGate, game: str, handled: set[int]) -> None:
         """Mark ``handled`` gates that found nothing to follow up: by the game's next append
@@ -231,7 +235,7 @@ class Follower:
             versions = sorted(gate.unmarked)
             try:
                 for version in versions:
-                    await self.store.mark_gate_handled(game, version)
+                    await self.store(game).mark_gate_handled(game, version)
                     gate.unmarked.discard(version)
             except Exception:
                 log.warning("gates %s of %s not marked handled; the sweep resends", versions, game)

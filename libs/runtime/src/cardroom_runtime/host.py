@@ -35,7 +35,8 @@ from . import tracing
 from .edge import FAILURES, Edge
 from .logs import bind, unbind
 from .metrics import Metrics, outcome_of
-from .settings import nats_servers
+from .settings import database_urls, nats_servers
+from .shards import Shards
 
 log = logging.getLogger("cardroom")
 
@@ -95,8 +96,10 @@ class Runtime:
 
     subjects: Subjects
     broker: NatsBroker
+    #: shard 0's event store (with one database, the store)
     store: EventStore
     nats_url: str
+    #: shard 0's URL, where analytics keeps its tables
     database_url: str
     #: True when :meth:`Service.serve` subscribes on the bare connection (a running host);
     #: False registers FastStream subscribers instead (the AsyncAPI document is built so).
@@ -104,6 +107,12 @@ class Runtime:
     routes: list[Route] = field(default_factory=list)
     #: this process's metrics (:mod:`.metrics`); services add their own to its registry
     metrics: Metrics = field(default_factory=Metrics)
+    #: every shard's event store (:mod:`.shards`); default: ``store`` alone
+    shards: Shards = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.shards is None:
+            self.shards = Shards([self.store])
 
 
 class Service:
@@ -121,8 +130,13 @@ class Service:
         return self.rt.subjects
 
     @property
-    def store(self) -> EventStore:
-        return self.rt.store
+    def shards(self) -> Shards:
+        """Every shard's event store; :meth:`store_of` the one that holds a game."""
+        return self.rt.shards
+
+    def store_of(self, game: str) -> EventStore:
+        """The event store of the shard that holds ``game`` (from its id alone)."""
+        return self.rt.shards.of(game)
 
     def serve(
         self, subject: str, *, queue: str, title: str, handler: Handler, max_workers: int
@@ -476,7 +490,8 @@ def lower_priority() -> None:
 
 
 class Host:
-    """Runs services on one broker and one event store connection pool."""
+    """Runs services on one broker and the event store's shards (one connection pool each;
+    ``database_url`` lists them, comma-separated)."""
 
     def __init__(
         self,
@@ -510,31 +525,38 @@ class Host:
         )
         self._service_types = list(services)
         self.services: list[Service] = []
-        self._store: EventStore | None = None
+        self._shards: Shards | None = None
         self._served = _Served(self.edge, self.metrics)
         # before any subscription: each route decides once whether it traces
         tracing.configure(client_name)
 
     @property
+    def shards(self) -> Shards:
+        assert self._shards is not None, "host not started"
+        return self._shards
+
+    @property
     def store(self) -> EventStore:
-        assert self._store is not None, "host not started"
-        return self._store
+        """Shard 0's event store (with one database, the store)."""
+        return self.shards.stores[0]
 
     async def start(self) -> None:
         # a fixed pool: overflow connections would be closed on return and reopened (with
         # asyncpg's type introspection) under load, which costs more than waiting for one
         pool = int(os.environ.get("CARDROOM_DB_POOL", "16"))
-        self._store = await EventStore.connect(
-            self.database_url, pool_size=pool, max_overflow=0, pool_timeout=60
+        urls = database_urls(self.database_url)
+        self._shards = shards = await Shards.connect(
+            urls, pool_size=pool, max_overflow=0, pool_timeout=60
         )
         rt = Runtime(
             self.subjects,
             self.broker,
-            self._store,
+            shards.stores[0],
             self.nats_url,
-            self.database_url,
+            urls[0],
             direct=True,
             metrics=self.metrics,
+            shards=shards,
         )
         self.services = [cls(rt) for cls in self._service_types]
         for service in self.services:
@@ -561,7 +583,7 @@ class Host:
             except Exception:
                 log.exception("stopping %s", service.name)
         await self.broker.stop()
-        if self._store is not None:
-            await self._store.close()
-            self._store = None
+        if self._shards is not None:
+            await self._shards.close()
+            self._shards = None
         tracing.shutdown()

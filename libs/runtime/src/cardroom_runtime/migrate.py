@@ -113,8 +113,10 @@ async def current_revision(url: str) -> str | None:
 
 
 async def upgrade_async(url: str, revision: str = "head") -> None:
-    """:func:`upgrade` in a worker thread."""
-    await asyncio.to_thread(upgrade, url, revision)
+    """:func:`upgrade` in a worker thread; ``url`` may list shards, comma-separated (each is
+    upgraded, in order)."""
+    for one in url.split(","):
+        await asyncio.to_thread(upgrade, one, revision)
 
 
 _REVISION = re.compile(r'^revision: str = "([^"]+)"', re.MULTILINE)
@@ -145,11 +147,15 @@ async def ensure_migrated(url: str) -> bool:
     """Upgrade the database at ``url`` to the newest revision unless it is there already;
     True if it upgraded. Every service process calls it as it starts: one query when the
     database is current, so that a restarted service does not pay for importing and running
-    Alembic (half a second of its start)."""
-    if await current_revision(url) == head_revision():
-        return False
-    await upgrade_async(url)
-    return True
+    Alembic (half a second of its start). ``url`` may list the event store's shards,
+    comma-separated: each is brought to the newest revision (a shard just added starts
+    empty and is migrated here)."""
+    upgraded = False
+    for one in url.split(","):
+        if await current_revision(one) != head_revision():
+            await asyncio.to_thread(upgrade, one)
+            upgraded = True
+    return upgraded
 
 
 async def downgrade_async(url: str, revision: str = "base") -> None:

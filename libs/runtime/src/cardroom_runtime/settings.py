@@ -4,9 +4,11 @@ Every cardroom process and the test suite read the same variables:
 
 ``CARDROOM_DATABASE_URL``
     PostgreSQL URL: ``postgresql+asyncpg://user:pass@host:5432/db``, ``postgresql://...`` or
-    ``postgres://...`` (see :mod:`cardroom_runtime.postgres`). Unset: discover. It is
-    normalised here, once, to the ``postgresql+asyncpg://`` form every component takes, and
-    anything but a PostgreSQL URL is a :class:`SettingsError`.
+    ``postgres://...`` (see :mod:`cardroom_runtime.postgres`), or several, comma-separated:
+    the event store's shards, in order (:mod:`cardroom_runtime.shards`; the first also holds
+    analytics' tables). Unset: discover. Each is normalised here, once, to the
+    ``postgresql+asyncpg://`` form every component takes, and anything but PostgreSQL URLs
+    is a :class:`SettingsError`.
 ``CARDROOM_NATS_URL``
     NATS URL (``nats://host:port``), or several, comma-separated, for the servers of one
     cluster (a client connects to one of them and moves to another when it is lost); the
@@ -77,6 +79,27 @@ def nats_servers(url: str) -> list[str]:
     return servers
 
 
+def database_urls(url: str) -> list[str]:
+    """The shards of a ``CARDROOM_DATABASE_URL``: one URL, or several comma-separated, each
+    in the ``postgresql+asyncpg://`` form (a comma inside a URL is written ``%2C``).
+
+    Raises :class:`ValueError` (without repeating the input: it may hold a password) for an
+    empty entry, anything but a PostgreSQL URL, or one database listed twice."""
+    parts = [part.strip() for part in url.split(",")]
+    if any(not part for part in parts):
+        raise ValueError("an empty URL in the list (two commas, or one at an end)")
+    urls: list[str] = []
+    for n, part in enumerate(parts, 1):
+        try:
+            urls.append(sqlalchemy_url(part))
+        except ValueError as exc:
+            where = f"shard {n} of {len(parts)}: " if len(parts) > 1 else ""
+            raise ValueError(f"{where}{exc}") from None
+    if len(set(urls)) < len(urls):
+        raise ValueError("one database listed twice: each shard is a database of its own")
+    return urls
+
+
 def jetstream_replicas(environ: Mapping[str, str] | None = None) -> int:
     """``CARDROOM_JETSTREAM_REPLICAS`` (default 1); :class:`SettingsError` unless 1 to 5."""
     env = os.environ if environ is None else environ
@@ -127,7 +150,12 @@ class Settings(BaseModel):
     @field_validator("database_url")
     @classmethod
     def _one_form(cls, value: str | None) -> str | None:
-        return None if value is None else sqlalchemy_url(value)
+        return None if value is None else ",".join(database_urls(value))
+
+    @property
+    def database_urls(self) -> list[str]:
+        """The configured shards' URLs, in order (empty when unset: discover one)."""
+        return [] if self.database_url is None else self.database_url.split(",")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -156,7 +184,7 @@ class Settings(BaseModel):
         database_url = get(ENV_DATABASE_URL)
         if database_url is not None:
             try:
-                database_url = sqlalchemy_url(database_url)
+                database_url = ",".join(database_urls(database_url))
             except ValueError as exc:
                 raise SettingsError(f"{ENV_DATABASE_URL}: {exc}") from None
         nats_url = get(ENV_NATS_URL)

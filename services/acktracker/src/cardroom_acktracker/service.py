@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from cardroom_eventstore import AckResult, readmodels, signatures
+from cardroom_eventstore import AckResult, EventStore, readmodels, signatures
 from cardroom_eventstore.gates import Released
 from cardroom_eventstore.hot import Batcher
 from cardroom_eventstore.readmodels import StoredNotification
@@ -103,8 +103,14 @@ class AckTracker(Service):
     def _acks(self) -> Batcher[tuple[str, int, str], AckResult]:
         # acks that arrive while a batch is being written go together in the next statement
         if self._batcher is None:
-            self._batcher = Batcher(self.store.ack_many, ACK_BATCH)
+            shards = self.shards
+            ack_many = shards.stores[0].ack_many if len(shards) == 1 else self._ack_shards
+            self._batcher = Batcher(ack_many, ACK_BATCH)
         return self._batcher
+
+    async def _ack_shards(self, acks: list[tuple[str, int, str]]) -> list[AckResult]:
+        """Acks of games in several shards: one statement per shard, at once."""
+        return await self.shards.scatter(acks, _game_of, _ack_many)
 
     def register(self) -> None:
         self.serve(
@@ -140,7 +146,7 @@ class AckTracker(Service):
             if ack.signature is not None and ack.reject is not None:
                 raise WireError(ErrorCode.BAD_REQUEST, "an ack signs or rejects, not both")
             await signatures.record(
-                self.store.engine,
+                self.store_of(game).engine,
                 game,
                 ack.version,
                 player,
@@ -151,11 +157,12 @@ class AckTracker(Service):
         result = await self._acks.submit((game, ack.version, player))
         if not result.accepted:
             # tell apart a repeated ack (harmless) from one that names nothing
-            if await self.store.addressed(game, ack.version, player):
+            store = self.store_of(game)
+            if await store.addressed(game, ack.version, player):
                 self._acked.labels("duplicate").inc()
                 return AckReply(version=ack.version, duplicate=True).body()
             self._acked.labels("refused").inc()
-            if await self.store.stream_version(game) == 0:
+            if await store.stream_version(game) == 0:
                 raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
             # one answer whether the version exists or not: comparing it with the table's own
             # version would let a player search out how many events it was not told of
@@ -188,7 +195,8 @@ class AckTracker(Service):
             try:
                 await self.releases.resend_unhandled(grace)
                 await self.resend_overdue()
-                await readmodels.delete_acknowledged(self.store.engine)
+                for store in self.shards.stores:
+                    await readmodels.delete_acknowledged(store.engine)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -214,15 +222,17 @@ class AckTracker(Service):
         owed that many seconds instead of the policy's ``after``) and whose next resend is due
         (their next one is scheduled as they are read)."""
         policy = self.resend_policy
-        notes = await readmodels.claim_resends(
-            self.store.engine,
-            first=policy.after,
-            cap=policy.cap,
-            finished=policy.finished,
-            limit=policy.limit,
-            owed_for=owed_for,
-        )
-        sent = await self._publish(notes)
+        sent = 0
+        for store in self.shards.stores:
+            notes = await readmodels.claim_resends(
+                store.engine,
+                first=policy.after,
+                cap=policy.cap,
+                finished=policy.finished,
+                limit=policy.limit,
+                owed_for=owed_for,
+            )
+            sent += await self._publish(notes)
         self._resent.inc(sent)
         if sent:
             log.info("resent %d overdue notification(s)", sent)
@@ -247,3 +257,11 @@ class AckTracker(Service):
                 await self.rt.broker.publish(dumps(note.payload), subject)
             sent += 1
         return sent
+
+
+def _game_of(ack: tuple[str, int, str]) -> str:
+    return ack[0]
+
+
+async def _ack_many(store: EventStore, acks: list[tuple[str, int, str]]) -> list[AckResult]:
+    return await store.ack_many(acks)

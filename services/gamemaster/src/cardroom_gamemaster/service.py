@@ -47,6 +47,7 @@ from cardroom_eventstore import (
     Append,
     ConcurrencyError,
     DuplicateCommand,
+    EventStore,
     EventStoreError,
     NewEvent,
     RecordedEvent,
@@ -77,7 +78,6 @@ from cardroom_wire import (
     WireError,
     decode_json,
     dumps,
-    new_id,
     ok,
 )
 from cardroom_wire import (
@@ -127,7 +127,7 @@ class Gamemaster(Service):
         self.rng = random.SystemRandom()
         self._cache: OrderedDict[str, Loaded] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
-        self._deadlines: DeadlineWriter | None = None
+        self._deadlines: list[DeadlineWriter] = []  # one per shard
         self._credentials: Credentials | None = None
         self._deadline_writers: dict[str, asyncio.Task[None]] = {}
         self._deadlines_wanted: dict[str, Loaded] = {}
@@ -152,7 +152,7 @@ class Gamemaster(Service):
     @property
     def signatures(self) -> TransitionSignatures:
         if self._signatures is None:
-            self._signatures = TransitionSignatures(self.store)
+            self._signatures = TransitionSignatures(self.shards.of)
         return self._signatures
 
     @property
@@ -174,15 +174,27 @@ class Gamemaster(Service):
     async def _append_group(
         self, batches: list[Append]
     ) -> list[list[RecordedEvent] | EventStoreError]:
-        if len(batches) == 1 or len({b.stream_id for b in batches}) < len(batches):
-            return await self.store.append_each(batches)  # (one game twice: not from here)
-        return await self.store.append_group(batches)
+        shards = self.shards
+        if len(shards) == 1:
+            return await self._append_shard(shards.stores[0], batches)
+        # one statement per shard, at once
+        return await shards.scatter(batches, _stream_of, self._append_shard)
 
-    @property
-    def deadlines(self) -> DeadlineWriter:
-        if self._deadlines is None:
-            self._deadlines = DeadlineWriter(self.store.relaxed)
-        return self._deadlines
+    @staticmethod
+    async def _append_shard(
+        store: EventStore, batches: list[Append]
+    ) -> list[list[RecordedEvent] | EventStoreError]:
+        if len(batches) == 1 or len({b.stream_id for b in batches}) < len(batches):
+            return await store.append_each(batches)  # (one game twice: not from here)
+        return await store.append_group(batches)
+
+    def deadlines(self, game: str) -> DeadlineWriter:
+        """The deadline writer of the game's shard."""
+        if not self._deadlines:
+            self._deadlines = [DeadlineWriter(store.relaxed) for store in self.shards.stores]
+        if len(self._deadlines) == 1:
+            return self._deadlines[0]
+        return self._deadlines[self.shards.stores.index(self.store_of(game))]
 
     def register(self) -> None:
         s = self.subjects
@@ -224,7 +236,7 @@ class Gamemaster(Service):
         if cached is not None:
             self._cache.move_to_end(game)
             return cached
-        records = await self.store.read_stream(game)
+        records = await self.store_of(game).read_stream(game)
         if not records:
             raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
         table = Table(registry.get(records[0].stream_type))
@@ -350,7 +362,7 @@ class Gamemaster(Service):
         released: list[int] = []
         if away:
             try:
-                released = await self.store.excuse(game, away)
+                released = await self.store_of(game).excuse(game, away)
             except Exception:  # the ack timeout or a reconcile excuses them later
                 log.exception("excusing %s in %s", sorted(away), game)
                 return Appended([], True)
@@ -510,7 +522,7 @@ class Gamemaster(Service):
         if not force and loaded.deadlines_at == state.version:
             return
         try:
-            due = await self.deadlines.sync(
+            due = await self.deadlines(state.game_id).sync(
                 state.game_id,
                 state.version,
                 active=state.status != "finished",
@@ -550,9 +562,7 @@ class Gamemaster(Service):
             return await self._lobby_change(start.game, asker, "start")
         if verb == "list":
             lst = parse_request(ListTables, payload)
-            found = await readmodels.list_tables(
-                self.store.engine, game_type=lst.game_type, status=lst.status
-            )
+            found = await self._list_tables(lst)
             return ok(tables=found, game_types=registry.names())
         if verb == "register":
             parse_request(Register, payload)
@@ -575,18 +585,41 @@ class Gamemaster(Service):
         cached = self._cache.get(game)
         if cached is not None:
             state = cached.state
-            if state.version == await self.store.stream_version(game):
+            if state.version == await self.store_of(game).stream_version(game):
                 return state.summary()
         loaded = await self.load(game, fresh=True, remember=False)
         return loaded.state.summary()
 
+    async def _list_tables(self, lst: ListTables) -> list[dict[str, Any]]:
+        """The lobby's listing: every shard's tables (each shard's listing is in its own
+        read models), merged."""
+        stores = self.shards.stores
+        if len(stores) == 1:
+            return await readmodels.list_tables(
+                stores[0].engine, game_type=lst.game_type, status=lst.status
+            )
+        found = await asyncio.gather(
+            *(
+                readmodels.list_tables_dated(store.engine, lst.game_type, lst.status)
+                for store in stores
+            )
+        )
+        merged = sorted(
+            (row for part in found for row in part), key=lambda row: row[0], reverse=True
+        )
+        return [summary for _, summary in merged[: readmodels.LIST_LIMIT]]
+
     async def _create(self, player: str, req: CreateTable) -> dict[str, Any]:
-        game_id = req.game or new_id("g")
+        if req.game is None:
+            game_id = self.shards.new_game_id()  # the shard is in the id (cardroom_runtime.shards)
+        else:
+            game_id = req.game
+            self.shards.check_new(game_id)
         table = Table(registry.get(req.game_type))
         events = table.create(game_id, player, req.config, req.seats, key=req.key)
         async with self._lock(game_id):
             try:
-                await self.store.append(
+                await self.store_of(game_id).append(
                     Append(
                         stream_id=game_id,
                         stream_type=req.game_type,
@@ -691,19 +724,19 @@ class Gamemaster(Service):
                 events = await _decide(table, before, player, command.fields(), self.rng, gate_open)
                 tracing.tag("cardroom.events", len(events))
         except Rejection:
-            previous = await self.store.command_reply(game, command.id)
+            previous = await self.store_of(game).command_reply(game, command.id)
             if previous is not None:
                 return previous
             # refused on this instance's copy: another gamemaster may have moved the game on
             # (the turn, the gate), so a refusal counts only on the game as it is now
-            now = await self.store.stream_version(game)
+            now = await self.store_of(game).stream_version(game)
             if now > state.version:
                 raise ConcurrencyError(game, state.version, now) from None  # run again, fresh
             if back:
                 await self._commit(loaded, back)
             raise
         if not events and not back:
-            previous = await self.store.command_reply(game, command.id)
+            previous = await self.store_of(game).command_reply(game, command.id)
             return previous if previous is not None else ok(version=state.seen(player))
         meta: dict[str, Any] = {"actor": player, "command_id": command.id}
         items = back + [(e, meta) for e in events]
@@ -711,7 +744,7 @@ class Gamemaster(Service):
             appended = await self._append(loaded, items, command_id=command.id if events else None)
             await self._after(loaded, appended)
         except (ConcurrencyError, DuplicateCommand):
-            previous = await self.store.command_reply(game, command.id)
+            previous = await self.store_of(game).command_reply(game, command.id)
             if previous is not None:  # the same command, answered before
                 return previous
             raise  # the session runs it again
@@ -762,7 +795,7 @@ class Gamemaster(Service):
         async def fire(loaded: Loaded) -> dict[str, Any]:
             result = await self._timeout(loaded, version, key)
             if result in ("fired", "nothing"):
-                await self.deadlines.mark_fired(game, key, version)
+                await self.deadlines(game).mark_fired(game, key, version)
             await self._write_deadlines(loaded, force=result == "stale")
             return ok(result=result, version=loaded.state.version)
 
@@ -801,7 +834,7 @@ class Gamemaster(Service):
         game = state.game_id
         if state.status != "playing":
             return "nothing"
-        late = await self.store.debtors(game, gate)
+        late = await self.store_of(game).debtors(game, gate)
         if not late:
             return "nothing"
         items: list[Item] = []
@@ -815,7 +848,7 @@ class Gamemaster(Service):
         if items:
             released += (await self._append(loaded, items)).released
             log.info("%s: %s away (no ack of gate %s)", game, ", ".join(sorted(late)), gate)
-        released += await self.store.excuse(game, late & set(loaded.state.away))
+        released += await self.store_of(game).excuse(game, late & set(loaded.state.away))
         await self._advance(loaded, set(released))
         return "fired"
 
@@ -828,8 +861,9 @@ class Gamemaster(Service):
             state = loaded.state
             released: list[int] = []
             if state.status == "playing" and state.away:
-                stuck = await self.store.debtors(game) & set(state.away)
-                released = await self.store.excuse(game, stuck)
+                store = self.store_of(game)
+                stuck = await store.debtors(game) & set(state.away)
+                released = await store.excuse(game, stuck)
             await self._advance(loaded, set(released))
             await self._write_deadlines(loaded, force=True)
             return ok(version=loaded.state.version)
@@ -875,6 +909,10 @@ class Gamemaster(Service):
             if events:
                 await self._commit(loaded, [(e, {"actor": player}) for e in events])
                 log.info("%s: %s is back", game, player)
+
+
+def _stream_of(batch: Append) -> str:
+    return batch.stream_id
 
 
 def _label(kind: str) -> str:

@@ -20,6 +20,7 @@ the start of the game, which reads the game's events once).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from cardroom_engine import Event, TableState
@@ -27,8 +28,8 @@ from cardroom_eventstore import EventStore, signatures
 
 
 class TransitionSignatures:
-    def __init__(self, store: EventStore) -> None:
-        self.store = store
+    def __init__(self, store_of: Callable[[str], EventStore]) -> None:
+        self.store_of = store_of  # the event store that holds a game
         self._checked: dict[str, int] = {}  # game -> the version checked up to
 
     def forget(self, game: str) -> None:
@@ -43,11 +44,12 @@ class TransitionSignatures:
         after, upto = self._checked.get(game, 0), state.version
         if upto <= after:
             return []
-        kept = await signatures.since(self.store.engine, game, after, upto)
-        owed = await self.store.pending(game)
+        store = self.store_of(game)
+        kept = await signatures.since(store.engine, game, after, upto)
+        owed = await store.pending(game)
         prefix = f"{rules.name}."
         inner = state.game
-        for record in await self.store.read_stream(game, after + 1, upto):
+        for record in await store.read_stream(game, after + 1, upto):
             if not record.type.startswith(prefix):
                 continue  # the table's own events are not the game's transitions
             transition = {**record.data, "type": record.type}

@@ -44,7 +44,7 @@ from cardroom_client import CardroomError, Client
 from cardroom_engine import Bot, RandomBot, registry
 from cardroom_eventstore import readmodels
 from cardroom_runtime.host import Service
-from cardroom_wire import Notification, check_id
+from cardroom_wire import Notification, WireError, check_id
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
@@ -243,7 +243,12 @@ class Web(Service):
             check_id(game, "game id")
         except ValueError:
             return _json(_error("bad_id", "not a game id"), 400)
-        stored = await readmodels.get_view(self.store.engine, game, readmodels.SPECTATOR)
+        try:
+            store = self.store_of(game)
+        except WireError:  # the id names a shard this cardroom lacks: no such table
+            stored = None
+        else:
+            stored = await readmodels.get_view(store.engine, game, readmodels.SPECTATOR)
         if stored is None:
             return _json(_error("unknown_game", "no public view of that table yet"), 404)
         return _json(

@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 from cardroom_engine import Event, Table, TableState, numbering, registry
-from cardroom_eventstore import TO, readmodels
+from cardroom_eventstore import TO, EventStore, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
 from cardroom_runtime.host import Service, ensure_events_stream, storage_unavailable
 from cardroom_runtime.metrics import Histogram
@@ -350,11 +350,37 @@ class Projector(Service):
         return done
 
     async def handle_many(self, records: list[dict[str, Any]]) -> None:
-        """Project events of any games in one transaction with their games' checkpoints.
+        """Project events of any games in one transaction with their games' checkpoints
+        (one per shard: a game's read models and checkpoint are in its shard).
 
         Events at or below a game's checkpoint (redelivered) change nothing; a game whose
         events do not follow its checkpoint has the missing ones read from the store first.
         """
+        shards = self.shards
+        if len(shards) == 1:
+            publics = await self._handle_shard(shards.stores[0], records)
+        else:
+            parts = shards.split(records, lambda record: str(record["game"]))
+            publics = []
+            for store, part in zip(shards.stores, parts, strict=True):
+                if part:
+                    publics += await self._handle_shard(store, part)
+        now = datetime.now(UTC)
+        for record in records:
+            stamp = record.get("recorded_at")
+            if isinstance(stamp, str):
+                delay = (now - datetime.fromisoformat(stamp)).total_seconds()
+                self._delay.labels(str(record.get("game_type", ""))).observe(delay)
+        for public in publics:
+            await self.rt.broker.connection.publish(
+                self.subjects.public(public.game), dumps(public)
+            )
+
+    async def _handle_shard(
+        self, store: EventStore, records: list[dict[str, Any]]
+    ) -> list[PublicUpdate]:
+        """Project events of games of one shard in one transaction; the spectator views to
+        publish once it committed."""
         by_game: dict[str, list[dict[str, Any]]] = {}
         for record in records:
             by_game.setdefault(record["game"], []).append(record)
@@ -363,7 +389,7 @@ class Projector(Service):
         # derived data, on the relaxed pool (no wait for the WAL flush): a crash that loses
         # this commit loses output and checkpoints together; the next event of a game finds
         # the gap and projects it again, with the same seq numbers
-        async with self.store.tracking_many(names.values()) as tracking:
+        async with store.tracking_many(names.values()) as tracking:
             conn = tracking.conn
             notes: list[StoredNotification] = []
             views: list[StoredView] = []
@@ -377,7 +403,7 @@ class Projector(Service):
                 if top <= done:
                     continue
                 out = await self._project(
-                    game, by_game[game], done, top, owed[game], views, summaries
+                    store, game, by_game[game], done, top, owed[game], views, summaries
                 )
                 for item in out:
                     notes.extend(item.notes)
@@ -386,19 +412,11 @@ class Projector(Service):
                 moves[names[game]] = top
             await readmodels.write_batch(conn, notes, views, summaries)
             await tracking.advance(moves)
-        now = datetime.now(UTC)
-        for record in records:
-            stamp = record.get("recorded_at")
-            if isinstance(stamp, str):
-                delay = (now - datetime.fromisoformat(stamp)).total_seconds()
-                self._delay.labels(str(record.get("game_type", ""))).observe(delay)
-        for public in publics:
-            await self.rt.broker.connection.publish(
-                self.subjects.public(public.game), dumps(public)
-            )
+        return publics
 
     async def _project(
         self,
+        store: EventStore,
         game: str,
         records: list[dict[str, Any]],
         done: int,
@@ -411,7 +429,7 @@ class Projector(Service):
         if proj is not None and proj.state.version != done:
             proj = None  # another projector instance moved this game on
         if proj is None and done > 0:
-            history = await self.store.read_stream(game, 1, done)
+            history = await store.read_stream(game, 1, done)
             proj, _, _ = project_events(
                 None, [_public(r) for r in history], spectator=False, owed=frozenset()
             )
@@ -419,9 +437,7 @@ class Projector(Service):
         fresh = {int(r["version"]): r for r in records if int(r["version"]) > done}
         if sorted(fresh) != list(range(done + 1, top + 1)):
             # a gap: read what is missing from the store, in order
-            fresh = {
-                r.version: _public(r) for r in await self.store.read_stream(game, done + 1, top)
-            }
+            fresh = {r.version: _public(r) for r in await store.read_stream(game, done + 1, top)}
         try:
             proj, out, rows = project_events(proj, [fresh[v] for v in sorted(fresh)], owed=owed)
         except Exception:
@@ -440,23 +456,22 @@ class Projector(Service):
     async def on_sync(self, subject: str, body: bytes) -> dict[str, Any]:
         _, game, player = self.subjects.parse_input(subject)
         parse(SyncRequest, decode_json(body))  # exactly {"type": "sync"}, like every request
-        await self._catch_up(game)
-        found = await readmodels.get_view(self.store.engine, game, player)
+        store = self.store_of(game)
+        await self._catch_up(store, game)
+        found = await readmodels.get_view(store.engine, game, player)
         if found is None:
-            version = await self.store.stream_version(game)
+            version = await store.stream_version(game)
             if version == 0:
                 raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
-            if await self.store.checkpoint(checkpoint_name(game)) < version:
+            if await store.checkpoint(checkpoint_name(game)) < version:
                 # the gamemaster tells players at once; this projection follows a moment later
                 raise WireError(ErrorCode.UNAVAILABLE, "the table is being brought up to date")
             raise WireError(ErrorCode.NOT_SEATED, "you are not seated at this table")
         # the view's seq first: every notification up to it is then either acknowledged or
         # still pending when the pending list is read, so a client may skip up to it safely
         version, view, actions, last_seq = found[2:]
-        pending = await self.store.pending_for_player(game, player)
-        notes = await readmodels.notifications_for_versions(
-            self.store.engine, game, player, pending
-        )
+        pending = await store.pending_for_player(game, player)
+        notes = await readmodels.notifications_for_versions(store.engine, game, player, pending)
         reply = SyncReply(
             game=game,
             player=player,
@@ -468,15 +483,15 @@ class Projector(Service):
         )
         return reply.model_dump(mode="json")
 
-    async def _catch_up(self, game: str) -> None:
+    async def _catch_up(self, store: EventStore, game: str) -> None:
         """Project what the game's stream holds beyond this projection before a sync is
         answered: the gamemaster tells players at once and the events reach this projector
         a moment later, so a sync answered from what it had could be older than a
         notification the player already has (the last one of a game, typically)."""
-        version = await self.store.stream_version(game)
-        done = await self.store.checkpoint(checkpoint_name(game))
+        version = await store.stream_version(game)
+        done = await store.checkpoint(checkpoint_name(game))
         if 0 < done < version:
-            records = await self.store.read_stream(game, done + 1, version)
+            records = await store.read_stream(game, done + 1, version)
             await self.handle_many([_public(r) for r in records])
 
 

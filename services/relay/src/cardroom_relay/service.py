@@ -6,6 +6,12 @@ PubAck. The checkpoint advances after the broker has the events; a crash in betw
 republishes them and JetStream drops the duplicates (its duplicate window is two minutes,
 far longer than a restart). The payload is the wire contract's event record
 (``cardroom_wire.events``, docs/events.md).
+
+With several shards (``cardroom_runtime.shards``) it tails each shard's log on its own, in
+that shard's order, with that shard's checkpoint; two relays serialise per shard on that
+checkpoint's lock, as on a single database. JetStream then carries every shard's events on
+the same per-game subjects: each game's events are in its order, the games of different
+shards interleave as they come.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from cardroom_eventstore import RecordedEvent
+from cardroom_eventstore import EventStore, RecordedEvent
 from cardroom_runtime.host import Service, ensure_events_stream
 from cardroom_runtime.nats import connect
 from cardroom_wire import dumps
@@ -55,11 +61,12 @@ class Relay(Service):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         self._lag_task: asyncio.Task[None] | None = None
         self._nc: Client | None = None
         self._js: JetStreamContext | None = None
-        self.position = 0
+        #: each shard's position: what JetStream holds of its log
+        self.positions = [0] * len(self.shards)
         self._delay = self.rt.metrics.histogram(
             "cardroom_relay_delay_seconds",
             "From an event's commit until JetStream acknowledged its publication",
@@ -72,14 +79,18 @@ class Relay(Service):
     async def start(self) -> None:
         self._nc = await connect(self.rt.nats_url, "cardroom-relay")
         self._js = self._nc.jetstream(publish_async_max_pending=BATCH)
-        self.position = await self.store.checkpoint(CHECKPOINT)
-        # listen now: a store the relay cannot listen to fails the start, not every poll
-        await self.store.wait_for_append(timeout=0)
-        self._task = asyncio.create_task(self._run(), name="relay")
+        for shard, store in enumerate(self.shards.stores):
+            self.positions[shard] = await store.checkpoint(CHECKPOINT)
+            # listen now: a store the relay cannot listen to fails the start, not every poll
+            await store.wait_for_append(timeout=0)
+        self._tasks = [
+            asyncio.create_task(self._run(shard), name=f"relay-{shard}")
+            for shard in range(len(self.shards))
+        ]
         self._lag_task = asyncio.create_task(self._watch_lag(), name="relay-lag")
 
     async def stop(self) -> None:
-        for task in (self._task, self._lag_task):
+        for task in (*self._tasks, self._lag_task):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -87,11 +98,12 @@ class Relay(Service):
         if self._nc is not None:
             await self._nc.close()
 
-    async def _run(self) -> None:
+    async def _run(self, shard: int) -> None:
+        store = self.shards.stores[shard]
         while True:
             try:
-                if await self.pump() < BATCH:
-                    await self.store.wait_for_append(timeout=1.0)
+                if await self.pump(shard) < BATCH:
+                    await store.wait_for_append(timeout=1.0)
                     # let the appends of a busy moment gather: one read, one pipelined
                     # publish and one checkpoint for all of them, not one per event
                     await asyncio.sleep(LINGER)
@@ -114,12 +126,17 @@ class Relay(Service):
 
     async def measure_lag(self) -> dict[str, tuple[int, float]]:
         """Measure how far behind each follower is, in events and in seconds: this relay
-        (the store's log after its checkpoint) and every durable consumer of the events
-        stream (the projector's, analytics', an outside subscriber's: what JetStream has not
-        yet had acknowledged). Ephemeral consumers are left out (their names are random)."""
+        (every shard's log after its checkpoint: the events summed, the oldest one's age) and
+        every durable consumer of the events stream (the projector's, analytics', an outside
+        subscriber's: what JetStream has not yet had acknowledged). Ephemeral consumers are
+        left out (their names are random)."""
         now = datetime.now(UTC)
-        n, oldest = await self.store.behind(self.position)
-        lags = {"relay": (n, (now - oldest).total_seconds() if oldest else 0.0)}
+        behind, age = 0, 0.0
+        for store, position in zip(self.shards.stores, self.positions, strict=True):
+            n, oldest = await store.behind(position)
+            behind += n
+            age = max(age, (now - oldest).total_seconds() if oldest else 0.0)
+        lags = {"relay": (behind, age)}
         assert self._js is not None
         stream = self.subjects.events_stream
         for info in await self._js.consumers_info(stream):
@@ -147,9 +164,10 @@ class Relay(Service):
             return 0.0
         return max((now - recorded).total_seconds(), 0.0)
 
-    async def pump(self) -> int:
-        """Publish one batch; returns how many events it published."""
-        events = await self.store.read_all(self.position, BATCH)
+    async def pump(self, shard: int = 0) -> int:
+        """Publish one batch of a shard's log; returns how many events it published."""
+        store: EventStore = self.shards.stores[shard]
+        events = await store.read_all(self.positions[shard], BATCH)
         if not events:
             return 0
         assert self._js is not None
@@ -170,9 +188,9 @@ class Relay(Service):
             await asyncio.gather(*acks)
         # a checkpoint lost in a crash only means publishing again, which JetStream
         # de-duplicates: no need to wait for the WAL flush
-        async with self.store.tracking(CHECKPOINT, durable=False) as tracking:
+        async with store.tracking(CHECKPOINT, durable=False) as tracking:
             await tracking.advance(events[-1].position)
-        self.position = events[-1].position
+        self.positions[shard] = events[-1].position
         now = datetime.now(UTC)
         for event in events:
             self._delay.observe((now - event.recorded_at).total_seconds())

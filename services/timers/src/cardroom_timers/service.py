@@ -133,19 +133,27 @@ class Timers(Service):
         ``now`` the next one is due (at most ``poll_seconds``)."""
         now = now or self.clock.now()
         lease = now + timedelta(seconds=self.lease_seconds)
-        claimed = await self.store.deadlines.claim(now, lease, self.batch)
-        if claimed:
-            log.debug("%d deadline(s) due at %s", len(claimed), now)
-        for due in claimed:
-            task = asyncio.create_task(self._send(due))
-            self._sending.add(task)
-            task.add_done_callback(self._sending.discard)
-        if len(claimed) == self.batch:
+        full = False
+        soonest: datetime | None = None
+        for store in self.shards.stores:  # each shard's deadlines are its own rows
+            claimed = await store.deadlines.claim(now, lease, self.batch)
+            if claimed:
+                log.debug("%d deadline(s) due at %s", len(claimed), now)
+            for due in claimed:
+                task = asyncio.create_task(self._send(due))
+                self._sending.add(task)
+                task.add_done_callback(self._sending.discard)
+            if len(claimed) == self.batch:
+                full = True
+            elif not full:
+                upcoming = await store.deadlines.next_due()
+                if upcoming is not None and (soonest is None or upcoming < soonest):
+                    soonest = upcoming
+        if full:
             return 0.0
-        upcoming = await self.store.deadlines.next_due()
-        if upcoming is None:
+        if soonest is None:
             return self.poll_seconds
-        return min(max((upcoming - now).total_seconds(), 0.0), self.poll_seconds)
+        return min(max((soonest - now).total_seconds(), 0.0), self.poll_seconds)
 
     async def _send(self, due: Due) -> None:
         async with self._limit:
@@ -183,7 +191,7 @@ class Timers(Service):
                 self._deferrals.clear()
             self._deferrals[due] = tries
             at = self.clock.now() + timedelta(seconds=min(0.05 * 2**tries, 2.0))
-            await self.store.deadlines.retry_at(due, at)
+            await self.store_of(due.game).deadlines.retry_at(due, at)
             self._wake.set()  # look again at the new time
             return
         self._deferrals.pop(due, None)
@@ -191,7 +199,7 @@ class Timers(Service):
             if due.due_at is not None:
                 late = (self.clock.now() - due.due_at).total_seconds()
                 self._lateness.observe(max(late, 0.0))
-            await self.store.deadlines.mark_fired(due.game, due.key, due.version)
+            await self.store_of(due.game).deadlines.mark_fired(due.game, due.key, due.version)
         # "stale": the gamemaster has re-written the game's deadlines already
 
     def _count(self, result: str) -> None:
@@ -216,7 +224,9 @@ class Timers(Service):
     async def recover(self) -> int:
         """Ask for a new evaluation of every game whose deadlines a crash left behind."""
         cutoff = self.clock.now() - timedelta(seconds=self.recover_grace)
-        games = await self.store.deadlines.lagging(cutoff, self.batch)
+        games: list[str] = []
+        for store in self.shards.stores:
+            games += await store.deadlines.lagging(cutoff, self.batch)
         if games:
             await asyncio.gather(*(self._reconcile(g) for g in games))
         return len(games)
