@@ -189,8 +189,11 @@ class Relay(Service):
         # a checkpoint lost in a crash only means publishing again, which JetStream
         # de-duplicates: no need to wait for the WAL flush
         async with store.tracking(CHECKPOINT, durable=False) as tracking:
-            await tracking.advance(events[-1].position)
-        self.positions[shard] = events[-1].position
+            if tracking.position < events[-1].position:
+                await tracking.advance(events[-1].position)
+            # else another relay of this shard published them first (what this one published
+            # again JetStream dropped): go on from its checkpoint
+            self.positions[shard] = tracking.position
         now = datetime.now(UTC)
         for event in events:
             self._delay.observe((now - event.recorded_at).total_seconds())
