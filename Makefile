@@ -86,7 +86,7 @@ strength: install ## Search, heuristic and random bots' tournaments per game: ra
 	cd bench && $(UV_RUN) python strength.py
 
 # The chaos tests at a bigger size than CI's (100 games, 2 kills of each service; 36 games
-# around the NATS cluster's node loss); override with e.g.
+# around the NATS cluster's node loss; 16 over two event store shards); override with e.g.
 # `make chaos CHAOS_GAMES=5000 CHAOS_KILLS=20`.
 CHAOS_GAMES ?= 1000
 CHAOS_KILLS ?= 6
@@ -95,6 +95,7 @@ chaos: install ## Kill every service again and again while bots play (CHAOS_GAME
 	CARDROOM_CHAOS_GAMES=$(CHAOS_GAMES) CARDROOM_CHAOS_KILLS=$(CHAOS_KILLS) \
 	CARDROOM_CHAOS_TABLES=$(CHAOS_TABLES) \
 	CARDROOM_CLUSTER_GAMES=$(CHAOS_GAMES) CARDROOM_CLUSTER_TABLES=$(CHAOS_TABLES) \
+	CARDROOM_SHARD_GAMES=$(CHAOS_GAMES) CARDROOM_SHARD_TABLES=$(CHAOS_TABLES) \
 		$(UV_RUN) pytest tests/chaos -p no:cacheprovider -s -q
 
 secrets: install ## Generate deploy/secrets/ for docker-compose (once; existing ones are kept)
