@@ -9,7 +9,9 @@ the clock.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
@@ -205,3 +207,64 @@ async def test_papas_with_bots_and_a_reaction_countdown(people: People) -> None:
     )
     log = await log_lines(alice.page)
     assert any("to react" in line for line in log), "no reaction window was told"
+
+
+async def test_macaua_keys_stay_in_the_page_through_a_whole_game_and_a_reload(
+    people: People,
+) -> None:
+    """Macaua: the seat's Ed25519 key and every deck's secrets are made in the page and kept
+    in its sessionStorage; the page makes its own moves of the deal, checks and signs every
+    transition, and Alice plays her cards against two bots to the audit, with a reload
+    mid-game (the seat, its keys and its checked copy of the game survive it). The seat's
+    secret key is never sent."""
+    alice = await people()
+    sent: list[str] = []  # every frame the page sends to NATS
+
+    def frame_sent(frame: str | bytes) -> None:
+        sent.append(frame if isinstance(frame, str) else frame.decode("utf-8", "replace"))
+
+    alice.page.on("websocket", lambda ws: ws.on("framesent", frame_sent))
+    await alice.sign_in("Alice")
+    game = await create_table(alice, "macaua", seats=3, bots=2)
+    hand = alice.page.locator(".macaua .hand .card")
+    await hand.first.wait_for(timeout=MOVE_WAIT_MS)
+    await play(alice, moves=2)
+    await alice.shot("macaua-table")
+
+    async def seat() -> dict[str, Any]:
+        stored = await alice.page.evaluate(
+            "key => sessionStorage.getItem(key)",
+            f"cardroom.macaua.{await root(alice)}.{await me(alice)}.{game}",
+        )
+        assert stored is not None
+        kept: dict[str, Any] = json.loads(stored)
+        return kept
+
+    seed = (await seat())["player"]["seed"]
+    await alice.page.reload()
+    await hand.first.wait_for(timeout=MOVE_WAIT_MS)  # opened again with the kept keys
+    assert (await seat())["player"]["seed"] == seed
+    await play(alice)
+    places = await ranking(alice.page)
+    assert ranked(places) == 3, places
+    log = await log_lines(alice.page)
+    assert any("every deck held exactly its cards" in line for line in log), log[-5:]
+    assert await alice.page.locator(".macaua .error").count() == 0  # nothing was rejected
+    await alice.shot("macaua-over")
+    assert any('"verify_key"' in frame for frame in sent)  # its keys move went out
+    assert not any(seed in frame for frame in sent)
+
+
+async def root(person: Person) -> str:
+    config: dict[str, str] = await person.page.evaluate(
+        "async () => (await fetch('/config.json')).json()"
+    )
+    return config["root"]
+
+
+async def me(person: Person) -> str:
+    player: str = await person.page.evaluate(
+        "root => JSON.parse(localStorage.getItem(`cardroom.identity.${root}`)).player",
+        await root(person),
+    )
+    return player

@@ -39,11 +39,12 @@ async def test_the_page_its_configuration_and_the_game_types(web_stack: WebStack
     assert config == {"root": web_stack.root, "nats_ws": None}
     status, games = await get_json(web_stack.url + "api/games")
     types = {g["type"]: g for g in games["games"]}
-    # Macaua's seats need signing keys the page does not hold yet: not offered (other test
-    # modules may have registered test games in this process)
-    assert {"take5", "sixtysix", "papas"} <= set(types)
-    assert "macaua" not in types
+    # (other test modules may have registered test games in this process)
+    assert {"take5", "sixtysix", "papas", "macaua"} <= set(types)
     assert types["sixtysix"]["defaults"]["protocol"] == "v2"
+    # the defaults a table created now gets: Macaua's shuffles proved by the argument, the
+    # proof the page makes
+    assert types["macaua"]["defaults"]["shuffle_proof"] == "argument"
     # an unknown page path is the page (it routes by its fragment); a missing file is not
     assert (await get(web_stack.url + "anything"))[0] == 200
     assert (await get(web_stack.url + "missing.js"))[0] == 404

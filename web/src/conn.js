@@ -281,7 +281,11 @@ class Feed {
         }
         const note = item;
         if (note.seq <= this.lastSeq) {
-          if (note.ack) this._ack(note); // a resend: our ack may have been lost
+          if (note.ack) {
+            // a resend: our ack may have been lost
+            const fields = this._fields(note);
+            if (fields) this._ack(note, fields);
+          }
           continue;
         }
         if (note.seq > this.lastSeq + 1) {
@@ -309,24 +313,35 @@ class Feed {
     if (this.held.size && !this.syncing) this.resync();
   }
 
+  /** What the ack of ``note`` carries besides its version: for a transition to check and
+   * sign (Macaua's), the page's verdict (a signature or a rejection), or null when it has
+   * none (no verifier, or one that cannot check it): then nothing is acknowledged. */
+  _fields(note) {
+    if (note.message?.transition === undefined) return {};
+    return this.handlers.verify ? this.handlers.verify(note) : null;
+  }
+
   async _process(note) {
+    let fields;
     try {
+      fields = this._fields(note);
       await this.handlers.show(note);
     } catch (exc) {
       console.error("showing a notification failed; not acknowledged", exc);
       return;
     }
     this.lastSeq = note.seq;
-    if (note.ack) await this._ack(note);
+    if (note.ack && fields) await this._ack(note, fields);
   }
 
-  async _ack(note) {
+  async _ack(note, fields = {}) {
     let delay = 50;
     for (let i = 0; i < 20; i++) {
       try {
         await this.player.request(`${this.player.root}.ack.${this.game}.${this.player.player}`, {
           type: "ack",
           version: note.version,
+          ...fields,
         });
         return;
       } catch (exc) {

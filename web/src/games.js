@@ -14,7 +14,7 @@ const words = (type) =>
 const clone = (value) => (value == null ? value : JSON.parse(JSON.stringify(value)));
 
 /** The player's hand: a card that a legal action plays is a button that plays it. */
-function yourHand(cards, ctx, actionFor, draw, title) {
+function yourHand(cards, ctx, actionFor, draw, title, click = (card, action) => () => ctx.act(action)) {
   if (!cards) return null;
   return el(
     "div",
@@ -26,7 +26,7 @@ function yourHand(cards, ctx, actionFor, draw, title) {
       ...cards.map((card) => {
         const action = actionFor(card);
         if (!action) return draw(card);
-        const button = { class: "action card-button", title: title(card, action), onclick: () => ctx.act(action) };
+        const button = { class: "action card-button", title: title(card, action), onclick: click(card, action) };
         return el("button", button, draw(card));
       }),
     ),
@@ -509,9 +509,156 @@ const papas = {
   },
 };
 
-export const GAMES = { take5, sixtysix, papas };
+// -- macaua ---------------------------------------------------------------------------------
+// A seat's page draws from its own checked copy of the game (ctx.seat: the keys and the copy
+// stay in the page); a spectator's from the public view.
+const SUIT_SIGNS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 
-const NAMES = { take5: "Take 5", sixtysix: "The 66 game", papas: "Papas" };
+function macauaCard(code, extra = {}) {
+  if (!code) return el("div", { class: "card macaua back", ...extra }, "?");
+  const joker = code === "BJ" || code === "RJ";
+  const suit = joker ? null : code.slice(-1);
+  const red = code === "RJ" || suit === "H" || suit === "D";
+  return el(
+    "div",
+    { class: `card macaua${red ? " red" : ""}`, "data-card": code, ...extra },
+    joker ? `${code === "RJ" ? "Red" : "Black"} Joker` : `${code.slice(0, -1)}${SUIT_SIGNS[suit]}`,
+  );
+}
+
+const macauaText = (code) =>
+  code === "BJ" || code === "RJ" ? `the ${code === "RJ" ? "red" : "black"} Joker` : `${code.slice(0, -1)}${SUIT_SIGNS[code.slice(-1)] || ""}`;
+
+/** The public facts of the table: from the seat's checked copy, else the view. */
+function macauaTable(view, ctx) {
+  const s = ctx.seat?.state;
+  if (!s) return view?.state || {};
+  return {
+    phase: s.phase,
+    seats: s.seats,
+    top: s.discard[s.discard.length - 1] ?? null,
+    declared: s.declared,
+    challenge: s.challenge,
+    fresh: s.fresh.length,
+    hand_counts: Object.fromEntries(s.seats.map((p) => [p, (s.hands[p] || []).length])),
+    turn: s.phase === "play" || s.phase === "draw" ? s.seats[s.turn] : null,
+    waiting: s.waiting,
+    winner: s.winner,
+    result: s.result,
+    deck: s.decks.length - 1,
+  };
+}
+
+const PHASES = {
+  keys: "Every player publishes its keys for the deck",
+  shuffle: "Every player shuffles the deck, masked, with a proof",
+  mask: "Every player locks each card with a key of its own",
+  deal: "Dealing: every player publishes the keys for the others' cards",
+  play: "Play",
+  draw: "Drawing: the others publish the keys of the drawn cards",
+  audit: "The game is decided: every player publishes its remaining keys for the audit",
+  over: "Game over",
+};
+
+const macaua = {
+  patch(view, message) {
+    const state = view?.state;
+    if (state && message.type === "MacauaUpdate") {
+      state.phase = message.phase;
+      state.waiting = message.waiting;
+      if (message.top) state.top = message.top;
+      if (message.cards?.length) state.top = message.cards[message.cards.length - 1];
+    }
+    return view;
+  },
+  describe(message, ctx) {
+    if (message.type !== "MacauaUpdate") return words(message.type || "update");
+    const who = message.player === ctx.me ? "You" : ctx.label(message.player);
+    switch (message.event) {
+      case "started":
+        return "The deck is dealt by mental poker: no server ever sees a hidden card.";
+      case "reveal":
+        return message.top ? `The cards are dealt; the first card is ${macauaText(message.top)}.` : null;
+      case "played":
+        return `${who} ${message.player === ctx.me ? "play" : "plays"} ${message.cards.map(macauaText).join(", ")}${message.suit ? `, asking for ${SUIT_SIGNS[message.suit]}` : ""}.`;
+      case "draw":
+        return `${who} ${message.player === ctx.me ? "draw" : "draws"} ${message.count} card${message.count === 1 ? "" : "s"}.`;
+      case "reshuffled":
+        return "The discard pile is shuffled into a new deck.";
+      case "audited":
+        return message.audit?.ok ? "Audit: every deck held exactly its cards." : "Audit: a deck was not what it should be: the game is void.";
+      case "rejected":
+        return `The table halted: a transition was rejected (${message.rejected?.code || "?"}).`;
+      default:
+        return null;
+    }
+  },
+  spectate(before, after, ctx) {
+    const b = before?.state || {};
+    const a = after?.state || {};
+    return a.top && a.top !== b.top ? [`${ctx.label(a.turn)}: the top card is now ${macauaText(a.top)}.`] : [];
+  },
+  render(view, actions, ctx) {
+    const t = macauaTable(view, ctx);
+    const seat = ctx.seat;
+    const canPlay = actions.some((a) => a.kind === "play");
+    const draw = actions.find((a) => a.kind === "draw");
+    const plays = canPlay && seat ? seat.legalPlays() : [];
+    const playable = new Map();
+    for (const play of plays) if (play.length === 1) playable.set(`${play[0].deck}/${play[0].position}`, play);
+    const ace = seat?.pendingAce;
+    const hand = seat ? seat.hand() : null;
+    return el(
+      "div",
+      { class: "macaua" },
+      el(
+        "div",
+        { class: "players" },
+        ...(t.seats || view?.seats || []).map((p) =>
+          ctx.seatChip(p, { detail: `${t.hand_counts?.[p] ?? "?"} cards`, active: p === t.turn || (t.phase !== "play" && (t.waiting || []).includes(p)) }),
+        ),
+      ),
+      el(
+        "p",
+        { class: "status" },
+        `${PHASES[t.phase] || words(t.phase || "")}. Deck ${t.deck ?? 0}, ${t.fresh ?? "?"} cards to draw.` +
+          (t.challenge ? ` Pending: draw ${t.challenge}.` : "") +
+          (t.declared ? ` Asked for: ${SUIT_SIGNS[t.declared]}.` : ""),
+      ),
+      t.top ? el("div", { class: "discard" }, el("span", {}, "Top card: "), macauaCard(t.top)) : null,
+      seat?.rejected
+        ? el("p", { class: "error" }, `You rejected a transition (${seat.rejected.code}, blaming ${seat.rejected.blame}): ${seat.rejected.reason}`)
+        : null,
+      hand
+        ? yourHand(
+            hand,
+            ctx,
+            (c) => (ace ? null : playable.get(`${c.deck}/${c.position}`)),
+            (c) => macauaCard(c.card),
+            (c) => `Play ${macauaText(c.card)}`,
+            (c, play) => (play[0].card.startsWith("A") ? () => ((seat.pendingAce = play), ctx.refresh()) : () => ctx.act(() => seat.play(play))),
+          )
+        : null,
+      ace
+        ? el(
+            "div",
+            { class: "choices" },
+            el("span", {}, `Play ${macauaText(ace[0].card)} and ask for: `),
+            ...Object.entries(SUIT_SIGNS).map(([suit, sign]) =>
+              el("button", { class: "action suit", onclick: () => ((seat.pendingAce = null), ctx.act(() => seat.play(ace, suit))) }, sign),
+            ),
+          )
+        : null,
+      draw && !ace
+        ? el("div", { class: "choices" }, el("button", { class: "action draw", onclick: () => ctx.act(() => seat.draw()) }, `Draw ${draw.count}`))
+        : null,
+    );
+  },
+};
+
+export const GAMES = { take5, sixtysix, papas, macaua };
+
+const NAMES = { take5: "Take 5", sixtysix: "The 66 game", papas: "Papas", macaua: "Macaua" };
 
 export function gameName(type) {
   return NAMES[type] || words(type);

@@ -4,6 +4,7 @@
 import { CardroomError, Player, loadIdentity } from "./conn.js";
 import { el } from "./dom.js";
 import { clone, gameOf, gameName, words } from "./games.js";
+import { MacauaSeat } from "./macaua_seat.js";
 
 const app = document.getElementById("app");
 const statusLine = document.getElementById("connection");
@@ -26,9 +27,11 @@ const ERROR_WORDS = {
   unknown_game: "There is no such table.",
   unavailable: "The server is not answering right now; trying again may help.",
   rate_limited: "Too many requests at once; slow down a little.",
-  key_required: "This game needs signing keys, which this page does not hold yet.",
+  key_required: "This game needs a signing key for the seat.",
   internal: "The server failed on that request.",
 };
+
+const OVERTAKEN = new Set(["replayed_move", "stale_state", "bad_sequence"]);
 
 function explain(exc) {
   if (exc instanceof CardroomError) {
@@ -183,7 +186,7 @@ class Lobby {
           } else if (typeof value === "number") {
             input = el("input", { name: key, type: "number", step: "any", value });
           } else {
-            input = el("input", { name: key, value: JSON.stringify(value) });
+            input = el("input", { name: key, value: typeof value === "string" ? value : JSON.stringify(value) });
           }
           fields.set(key, [input, value]);
           return el("label", {}, el("span", {}, words(key)), input);
@@ -216,7 +219,11 @@ class Lobby {
         return;
       }
       try {
-        const reply = await state.player.lobby("create", { game_type: type.value, config, seats: total });
+        // a Macaua seat is bound to a key made here, now, and kept in this tab
+        const seat = type.value === "macaua" ? await MacauaSeat.fresh(state.config.root, state.player.player) : null;
+        const body = { game_type: type.value, config, seats: total, ...(seat ? { key: seat.verifyKey } : {}) };
+        const reply = await state.player.lobby("create", body);
+        seat?.bind(reply.game);
         state.player.follow(reply.game); // held until the table page shows them
         if (botCount > 0) await addBots(reply.game, botCount, kind.value);
         location.hash = `#/table/${reply.game}`;
@@ -290,7 +297,9 @@ function tableRow(t) {
           onclick: async () => {
             try {
               state.player.follow(t.game);
-              await state.player.lobby("join", { game: t.game });
+              const seat = t.game_type === "macaua" ? await MacauaSeat.fresh(state.config.root, state.player.player) : null;
+              await state.player.lobby("join", { game: t.game, ...(seat ? { key: seat.verifyKey } : {}) });
+              seat?.bind(t.game);
               open();
             } catch (exc) {
               toast(`Could not join: ${explain(exc)}`);
@@ -418,7 +427,16 @@ class TablePage {
       location.hash = `#/watch/${this.game}`;
       return;
     }
+    if (this.summary.game_type === "macaua") {
+      this.seat = await MacauaSeat.load(state.config.root, state.player.player, this.game);
+      if (!this.seat) {
+        // the seat's keys live in the tab that took it: this one can neither move nor sign
+        this.board.replaceChildren(el("p", { class: "error" }, "This seat's keys are in the browser tab that took it, not in this one."));
+        return;
+      }
+    }
     this.feed = state.player.follow(this.game, {
+      verify: (note) => (this.seat ? this.seat.verify(note) : null),
       show: (note) => this.show(note),
       synced: (reply) => this.synced(reply),
       error: (exc) => toast(explain(exc)),
@@ -473,6 +491,18 @@ class TablePage {
       this.summary = { ...this.summary, status: "finished", outcome: message.outcome };
     }
     this.render();
+    this.automatic();
+  }
+
+  /** A Macaua seat's own moves of the deal (keys, shuffle, mask, card keys, the audit) are
+   * the page's to make, once each: only a play or a draw is the person's choice. */
+  automatic() {
+    const action = this.actions[0];
+    const seat = this.seat;
+    if (!seat?.state || !action || ["play", "draw"].includes(action.kind) || seat.rejected) return;
+    if (this.busy || this.autoSeq === seat.state.seq) return;
+    this.autoSeq = seat.state.seq;
+    setTimeout(() => this.act(() => seat.automatic(action)), 0);
   }
 
   synced(reply) {
@@ -487,6 +517,7 @@ class TablePage {
     if (reply.view?.status === "finished") this.outcome = reply.view.outcome;
     if (this.summary && reply.view?.status) this.summary = { ...this.summary, status: reply.view.status };
     this.render();
+    this.automatic();
   }
 
   describe(message) {
@@ -514,6 +545,8 @@ class TablePage {
       seats: this.summary?.seats || [],
       label,
       act: (action) => this.act(action),
+      seat: this.spectator ? null : this.seat,
+      refresh: () => this.render(),
       countdown,
       seatChip: (player, { detail = "", active = false } = {}) =>
         el(
@@ -534,14 +567,19 @@ class TablePage {
     this.render();
     const shown = this.version;
     try {
-      await state.player.command(this.game, action);
+      // a Macaua move is built and signed when it is sent, on the state shown last
+      await state.player.command(this.game, typeof action === "function" ? action() : action);
       // used; the next notification says what comes next (unless it came before the reply)
       if (this.version === shown) this.actions = [];
     } catch (exc) {
-      toast(explain(exc));
+      // a Macaua move overtaken by another's (in the audit anyone moves) is no one's error
+      if (!OVERTAKEN.has(exc.code)) toast(explain(exc));
     } finally {
       this.busy = false;
       this.render();
+      // a move of the page's own that was overtaken (another's audit came first) is made
+      // again on the state that overtook it
+      this.automatic();
     }
   }
 

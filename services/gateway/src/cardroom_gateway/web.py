@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from cardroom_client import CardroomError, Client
-from cardroom_engine import Bot, RandomBot, registry
+from cardroom_engine import NEW_TABLE, Bot, RandomBot, registry
 from cardroom_eventstore import readmodels
 from cardroom_runtime.host import Service
 from cardroom_wire import Notification, WireError, check_id
@@ -83,20 +83,19 @@ class WebSettings:
 
 
 def games_catalog() -> list[dict[str, Any]]:
-    """Every hosted game type, for the lobby's create form (Macaua is left out: its moves
-    are signed with keys the page would have to hold, which this client does not do yet)."""
+    """Every hosted game type, for the lobby's create form, with the options a table created
+    now gets by default (Macaua's shuffle proof: the argument, which the page makes)."""
     out = []
     for name in registry.names():
-        if name == "macaua":
-            continue
         game = registry.get(name)
+        defaults = game.config_model.model_validate({}, context={NEW_TABLE: True})
         out.append(
             {
                 "type": name,
                 "min_players": game.min_players,
                 "max_players": game.max_players,
                 "bots": sorted(game.bots),
-                "defaults": game.config_model().model_dump(mode="json"),
+                "defaults": defaults.model_dump(mode="json"),
             }
         )
     return out
@@ -113,6 +112,16 @@ class _Bot:
         self.rng = random.SystemRandom()
         self._acting: asyncio.Task[None] | None = None
         client.on_notification(self._observe, after_ack=self._act)
+        # a bot that signs its moves (Macaua's) checks and signs every transition too
+        verifier = getattr(bot, "verifier", None)
+        if callable(verifier):
+            client.verify(game, verifier(game))
+
+    @property
+    def key(self) -> str | None:
+        """The verify key the bot binds to its seat, when it signs its moves."""
+        key = getattr(self.bot, "verify_key", None)
+        return key if isinstance(key, str) else None
 
     async def _observe(self, note: Notification) -> None:
         if note.game != self.game:
@@ -129,7 +138,11 @@ class _Bot:
             self._acting = asyncio.create_task(self._send(note))
 
     async def _send(self, note: Notification) -> None:
-        choice = dict(self.bot.choose(note.view or {}, note.actions, self.rng))
+        choose = self.bot.choose
+        if getattr(self.bot, "heavy_choices", False):  # proofs: off the event loop
+            choice = dict(await asyncio.to_thread(choose, note.view or {}, note.actions, self.rng))
+        else:
+            choice = dict(choose(note.view or {}, note.actions, self.rng))
         with contextlib.suppress(CardroomError):
             await self.client.send(self.game, choice, retry_for=60.0)
 
@@ -324,7 +337,7 @@ class Web(Service):
                 summary = await client.table(game)
                 factory = registry.get(str(summary["game_type"])).bots.get(kind, RandomBot)
                 bot = _Bot(client, factory(client.player), game)
-                await client.join(game)
+                await client.join(game, key=bot.key)
             except BaseException:
                 await client.close()
                 raise

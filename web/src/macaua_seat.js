@@ -1,0 +1,124 @@
+// A Macaua seat in this page: the player's keys (its Ed25519 seat key and every deck's
+// secrets, made here from the browser's CSPRNG) and its own checked copy of the game. Both
+// stay in this tab's sessionStorage, so a reload keeps the seat; only the seat's verify key
+// (at the join), published card keys (in moves) and signatures ever leave the page.
+import { MacauaPlayer, TransitionVerifier, UnverifiableTransition, ready } from "./macaua/index.js";
+
+const KEPT = 64; // the last verdicts kept, to acknowledge a resend again
+
+const storageKey = (root, player, game) => `cardroom.macaua.${root}.${player}.${game}`;
+
+export class MacauaSeat {
+  constructor(root, player, game, data = null) {
+    this.root = root;
+    this.game = game;
+    this.player = data ? MacauaPlayer.fromJSON(data.player) : new MacauaPlayer(player);
+    this.verifier = data ? TransitionVerifier.fromJSON(this.player, data.verifier) : new TransitionVerifier(this.player, game);
+    this.verdicts = data ? data.verdicts : [];
+  }
+
+  /** A new seat for a table this page creates or joins (its keys are made now). */
+  static async fresh(root, player) {
+    await ready;
+    return new MacauaSeat(root, player, null);
+  }
+
+  /** The seat this tab holds at ``game``, or null. */
+  static async load(root, player, game) {
+    await ready;
+    const raw = sessionStorage.getItem(storageKey(root, player, game));
+    return raw ? new MacauaSeat(root, player, game, JSON.parse(raw)) : null;
+  }
+
+  get verifyKey() {
+    return this.player.verifyKey;
+  }
+
+  /** Keep the seat under its table's id (once the lobby named it). */
+  bind(game) {
+    this.game = game;
+    this.verifier.gameId = game;
+    this.save();
+  }
+
+  save() {
+    const data = { player: this.player.toJSON(), verifier: this.verifier.toJSON(), verdicts: this.verdicts };
+    sessionStorage.setItem(storageKey(this.root, this.player.player, this.game), JSON.stringify(data));
+  }
+
+  /** The ack's fields for a notification that carries a transition: its signature, or a
+   * rejection; null when this copy cannot check it (then nothing is acknowledged). */
+  verify(note) {
+    const kept = this.verdicts.find(([version]) => version === note.version);
+    if (kept) return kept[1];
+    let fields;
+    try {
+      fields = this.verifier.check(note.version, note.message);
+    } catch (exc) {
+      if (exc instanceof UnverifiableTransition) return null;
+      throw exc;
+    }
+    this.verdicts = [...this.verdicts, [note.version, fields]].slice(-KEPT);
+    this.save();
+    return fields;
+  }
+
+  get state() {
+    return this.verifier.state;
+  }
+
+  get rejected() {
+    return this.verifier.failed;
+  }
+
+  /** The player's view as the moves are built from it: this copy's state. */
+  view() {
+    const s = this.state;
+    const me = this.player.player;
+    const last = s.decks[s.decks.length - 1];
+    return {
+      binding: s.binding,
+      seq: s.seq,
+      hash: s.hash,
+      deck: s.decks.length - 1,
+      deck_sizes: s.decks.map((d) => d.cards.length),
+      cards: last.masked,
+      // a card is opened once the others' keys are off it (a deal or a draw is done)
+      hand: (s.hands[me] || [])
+        .filter(([deck, position]) => s.decks[deck].masking[position].join() === me)
+        .map(([deck, position]) => ({ deck, position, masked: s.decks[deck].masked[position] })),
+      top: s.discard[s.discard.length - 1],
+      declared: s.declared,
+      challenge: s.challenge,
+    };
+  }
+
+  /** The hand, opened privately: [{deck, position, card}]. */
+  hand() {
+    return this.state ? this.player.hand(this.view()) : [];
+  }
+
+  legalPlays() {
+    return this.player.legalPlays(this.view());
+  }
+
+  /** The signed command of a move, the seat saved first (a keys move made new secrets). */
+  command(move) {
+    const command = this.player.sign(this.view(), move);
+    this.save();
+    return command;
+  }
+
+  /** The move a listed action other than play or draw asks for (the page makes it itself). */
+  automatic(action) {
+    return this.command(this.player.build(this.view(), action));
+  }
+
+  play(cards, suit = null) {
+    return this.command(this.player.playMove(cards, suit));
+  }
+
+  draw() {
+    return this.command({ kind: "draw" });
+  }
+}
