@@ -240,6 +240,18 @@ async def test_macaua_keys_stay_in_the_page_through_a_whole_game_and_a_reload(
         kept: dict[str, Any] = json.loads(stored)
         return kept
 
+    # a spectator sees the table and the top card, never a card of a hand
+    carol = await people(phone=True)
+    await carol.sign_in("Carol")
+    await carol.page.goto(f"{carol.url}#/watch/{game}")
+    await carol.page.locator(".macaua .discard .card").wait_for(timeout=MOVE_WAIT_MS)
+    assert await carol.page.locator(".macaua .hand").count() == 0
+    held = set(await alice.page.locator(".macaua .hand .card").evaluate_all(CARDS))
+    shown = set(await carol.page.locator(".card").evaluate_all(CARDS))
+    assert held
+    assert not held & shown, held & shown
+    await carol.shot("macaua-spectator-phone")
+
     seed = (await seat())["player"]["seed"]
     await alice.page.reload()
     await hand.first.wait_for(timeout=MOVE_WAIT_MS)  # opened again with the kept keys
@@ -253,6 +265,9 @@ async def test_macaua_keys_stay_in_the_page_through_a_whole_game_and_a_reload(
     await alice.shot("macaua-over")
     assert any('"verify_key"' in frame for frame in sent)  # its keys move went out
     assert not any(seed in frame for frame in sent)
+
+
+CARDS = "nodes => nodes.map((n) => n.dataset.card)"
 
 
 async def root(person: Person) -> str:
