@@ -134,7 +134,6 @@ const OPS = {
     return { verify_key: me.verifyKey };
   },
   act,
-  dump: ({ player }) => players.get(player),
   sign: ({ player, binding, version, transition }) => load(player).signTransition(binding, version, transition),
   hand: ({ player, view }) => load(player).hand(view.state ?? view).map((c) => c.card),
 };
