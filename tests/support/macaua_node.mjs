@@ -84,15 +84,15 @@ function load(player) {
   return mp.MacauaPlayer.fromJSON(JSON.parse(players.get(player)));
 }
 
-/** A seat's move for the listed actions: the crypto moves as built, a play the first legal
- * one (an Ace declaring spades), else a draw. */
+/** A seat's move for the listed actions: the crypto moves as built, a play the longest
+ * legal one (several cards of one rank when it can; an Ace declaring spades), else a draw. */
 function act({ player, view, actions }) {
   const me = load(player);
   const v = view.state ?? view;
   const action = actions[0];
   let move;
   if (action.kind === "play") {
-    const play = me.legalPlays(v)[0];
+    const play = me.legalPlays(v).reduce((best, p) => (best && best.length >= p.length ? best : p), null);
     move = play ? me.playMove(play, mp.rank(play[0].card) === "A" ? "S" : null) : { kind: "draw" };
   } else {
     move = me.build(v, action);

@@ -606,8 +606,15 @@ const macaua = {
     const plays = canPlay && seat ? seat.legalPlays() : [];
     const playable = new Map();
     for (const play of plays) if (play.length === 1) playable.set(`${play[0].deck}/${play[0].position}`, play);
+    // several cards of one rank go together: for each legal first card, all of its rank
+    const longest = new Map();
+    for (const play of plays) {
+      const first = `${play[0].deck}/${play[0].position}`;
+      if (play.length > 1 && play.length > (longest.get(first)?.length ?? 0)) longest.set(first, play);
+    }
     const ace = seat?.pendingAce;
     const hand = seat ? seat.hand() : null;
+    const send = (play) => (play[0].card.startsWith("A") ? () => ((seat.pendingAce = play), ctx.refresh()) : () => ctx.act(() => seat.play(play)));
     return el(
       "div",
       { class: "macaua" },
@@ -636,14 +643,23 @@ const macaua = {
             (c) => (ace ? null : playable.get(`${c.deck}/${c.position}`)),
             (c) => macauaCard(c.card),
             (c) => `Play ${macauaText(c.card)}`,
-            (c, play) => (play[0].card.startsWith("A") ? () => ((seat.pendingAce = play), ctx.refresh()) : () => ctx.act(() => seat.play(play))),
+            (c, play) => send(play),
+          )
+        : null,
+      longest.size && !ace
+        ? el(
+            "div",
+            { class: "choices" },
+            ...[...longest.values()].map((play) =>
+              el("button", { class: "action together", onclick: send(play) }, `Play ${play.map((c) => macauaText(c.card)).join(", ")}`),
+            ),
           )
         : null,
       ace
         ? el(
             "div",
             { class: "choices" },
-            el("span", {}, `Play ${macauaText(ace[0].card)} and ask for: `),
+            el("span", {}, `Play ${ace.map((c) => macauaText(c.card)).join(", ")} and ask for: `),
             ...Object.entries(SUIT_SIGNS).map(([suit, sign]) =>
               el("button", { class: "action suit", onclick: () => ((seat.pendingAce = null), ctx.act(() => seat.play(ace, suit))) }, sign),
             ),

@@ -96,6 +96,8 @@ def test_page_seats_play_a_whole_game_and_sign_every_transition(played: Played) 
     assert {e["player"] for e in moved} == set(played.seats)
     kinds = {e["signed"]["move"]["kind"] for e in moved if "signed" in e}
     assert {"keys", "shuffle", "mask", "reveal", "play", "audit"} <= kinds, kinds
+    # the page seats play the longest legal play: several cards of one rank, some time
+    assert any(len(e["cards"]) > 1 for e in moved if e["type"] == "macaua.played")
     # one page seat checks every transition (the others would do the same work)
     player, seat = next(iter(played.seats.items()))
     notes = played.notes(player)
