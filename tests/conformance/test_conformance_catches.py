@@ -36,7 +36,8 @@ class Take5TellingRefusals(Take5):
 
 def test_countable_passes_are_caught() -> None:
     problems = run(PapasCountablePasses(), ["addressed_only"])["addressed_only"]
-    assert any("SkipReaction" in p and "sees a change" in p for p in problems), problems[:5]
+    caught = [p for p in problems if "papas.reaction_skipped" in p and "sees a change" in p]
+    assert caught, problems[:5]
 
 
 def test_a_refusal_that_tells_where_a_card_is_is_caught() -> None:

@@ -183,7 +183,9 @@ def test_the_66_stop_counts_are_the_stops_the_others_made(protocol: str) -> None
     d = SixtySixDeterminizer("a")
     for message in local.seen_by("a"):
         d.observe(message)
-    stops = Counter(s.event["player"] for s in local.steps if s.event["type"] == "round_stopped")
+    stops = Counter(
+        s.event["player"] for s in local.steps if s.event["type"] == "sixtysix.round_stopped"
+    )
     assert sum(stops.values()) > 0
     assert d.stops == {seat: n for seat, n in stops.items() if seat != 0}
     assert all(d.turns.get(seat, 0) >= n for seat, n in d.stops.items())

@@ -2,7 +2,7 @@
 
 2, 4 and 6 bots play whole games; and the reaction window's deadline closes a window nobody
 answers: a player that stays silent in its first windows makes the timers service fire the
-game's ``reaction`` deadline, which the log shows as ``NoInterrupt`` with reason
+game's ``reaction`` deadline, which the log shows as ``papas.not_interrupted`` with reason
 ``deadline`` (the timeout's key in its metadata), and the game goes on to its end.
 """
 
@@ -70,7 +70,7 @@ async def test_the_reaction_deadline_closes_an_unanswered_window(stack: Stack) -
         await asyncio.gather(*(b.finished[game].wait() for b in bots))
 
     records = await stack.store.read_stream(game)
-    closed = [r for r in records if r.type == "NoInterrupt"]
+    closed = [r for r in records if r.type == "papas.not_interrupted"]
     by_deadline = [r for r in closed if r.data["reason"] == "deadline"]
     # p2 is the only one who can react to p1's plays: each window it ignored ran out
     assert len(bots[1].ignored) == silent
@@ -99,7 +99,7 @@ async def test_private_passes_are_acknowledged_by_the_versions_shown(stack: Stac
     )
     records = await stack.store.read_stream(game)
     assert not [r for r in records if r.type == "table.away"]
-    passes = [r for r in records if r.type == "SkipReaction"]
+    passes = [r for r in records if r.type == "papas.reaction_skipped"]
     assert passes, "somebody passed"
     for record in passes:
         assert record.metadata["to"] == [record.data["player"]]

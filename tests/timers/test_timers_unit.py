@@ -77,7 +77,7 @@ async def started() -> tuple[Watched, Gamemaster, Timers, ManualClock]:
     deadlines = store.deadlines = Watched(store)
     gamemaster = Gamemaster()
     rt = Runtime(Subjects("unit"), gamemaster, store, "nats://-", "postgresql://-")  # type: ignore[arg-type]
-    await store.append(Append("g", "take5", 0, [NewEvent("dealt", {})]))
+    await store.append(Append("g", "take5", 0, [NewEvent("take5.dealt", {})]))
     turn = [Wanted("turn:1", 30, 1)]
     await deadlines.write("g", 1, active=True, wanted=turn, ack_timeout=None)
     return deadlines, gamemaster, ManualTimers(rt), clock

@@ -24,12 +24,12 @@ def test_no_dude_cancels_an_action_card_and_the_turn_goes_on() -> None:
     no_dude = h.held("b", "no_dude")
     assert {"type": "PlayInterrupt", "window": 1, "card": no_dude} in GAME.actions(h.state, "b")
     events = h.do("b", {"type": "PlayInterrupt", "window": 1, "card": no_dude})
-    assert h.types(events) == ["InterruptPlayed"]
+    assert h.types(events) == ["papas.interrupt_played"]
     assert h.state.discard[-2:] == (played, no_dude)  # both cards stay discarded
     assert h.names("a") == ["potato"]  # Harry Potato drew nothing
     assert h.state.phase == "PlayerTurn"
     assert h.state.active == 0
-    note = h.messages("InterruptPlayed")["c"]
+    note = h.messages("papas.interrupt_played")["c"]
     assert note["player"] == "b"
     assert note["card"]["name"] == "no_dude"
     assert note["cancelled"]["name"] == "harry_potato"
@@ -57,7 +57,7 @@ def test_i_told_you_no_dude_cancels_a_threesome() -> None:
     assert h.potatoes("a") == 0
     assert h.state.phase == "PlayerTurn"
     assert h.state.active == 0
-    assert h.messages("InterruptPlayed")["a"]["cancelled"]["kind"] == "threesome"
+    assert h.messages("papas.interrupt_played")["a"]["cancelled"]["kind"] == "threesome"
 
 
 def test_i_told_you_no_dude_cancels_an_action_card() -> None:
@@ -109,16 +109,16 @@ def test_a_non_interrupt_card_cannot_interrupt() -> None:
 def test_get_off_the_pony_steals_a_golden_potato_and_ends_the_turn() -> None:
     h = three(["get_off_the_pony"], ["potato"], ["potato"], potatoes={"b": 2})
     events = h.play("a", "get_off_the_pony", "b")
-    assert h.types(events) == ["PlayCard", "SelectTargets"]
+    assert h.types(events) == ["papas.card_played", "papas.targets_selected"]
     assert h.state.phase == "ReactionPhase"
     events = h.skip_all()
     assert h.types(events) == [
-        "SkipReaction",
-        "SkipReaction",
-        "NoInterrupt",
-        "ActionResolved",
-        "DrawCard",  # the alarm ends the turn with the usual draw
-        "NextTurn",
+        "papas.reaction_skipped",
+        "papas.reaction_skipped",
+        "papas.not_interrupted",
+        "papas.action_resolved",
+        "papas.card_drawn",  # the alarm ends the turn with the usual draw
+        "papas.turn_passed",
     ]
     assert (h.potatoes("a"), h.potatoes("b")) == (1, 1)
     assert len(h.hand("a")) == 1
@@ -149,12 +149,12 @@ def test_lend_me_a_buck_takes_a_blind_card_by_token() -> None:
     target_hand = set(h.hand("b"))
     h.play("a", "lend_me_a_buck", "b")
     events = h.skip_all()
-    assert h.types(events)[-2:] == ["NoInterrupt", "CardSelection"]
+    assert h.types(events)[-2:] == ["papas.not_interrupted", "papas.selection_offered"]
     assert h.state.phase == "CardSelection"
-    offer = h.last("CardSelection")
+    offer = h.last("papas.selection_offered")
     assert sorted(card for _, card in offer["options"]) == sorted(target_hand)
     tokens = [token for token, _ in offer["options"]]
-    notes = h.messages("CardSelection")
+    notes = h.messages("papas.selection_offered")
     assert [o["token"] for o in notes["a"]["options"]] == tokens
     assert card_ids(notes["a"]["options"]) == set()  # blind: tokens only
     for other in ("b", "c"):
@@ -170,10 +170,10 @@ def test_lend_me_a_buck_takes_a_blind_card_by_token() -> None:
     h.refuse("b", {"type": "SelectCard", "token": tokens[0]}, "not_your_turn")
     chosen = dict(offer["options"])[tokens[1]]
     events = h.do("a", {"type": "SelectCard", "token": tokens[1]})
-    assert h.types(events) == ["CardSelected", "ActionResolved"]
+    assert h.types(events) == ["papas.card_selected", "papas.action_resolved"]
     assert chosen in h.hand("a")
     assert chosen not in h.hand("b")
-    resolved = h.messages("ActionResolved")
+    resolved = h.messages("papas.action_resolved")
     assert resolved["a"]["taken"]["id"] == chosen
     assert resolved["b"]["taken"]["id"] == chosen
     assert "taken" not in resolved["c"]
@@ -188,8 +188,8 @@ def test_lend_me_a_buck_on_an_empty_hand_takes_nothing() -> None:
     h = three(["lend_me_a_buck"], [], ["potato"])
     h.play("a", "lend_me_a_buck", "b")
     events = h.skip_all()
-    assert h.types(events)[-2:] == ["NoInterrupt", "ActionResolved"]
-    assert h.last("ActionResolved")["taken"] is None
+    assert h.types(events)[-2:] == ["papas.not_interrupted", "papas.action_resolved"]
+    assert h.last("papas.action_resolved")["taken"] is None
     assert h.state.phase == "PlayerTurn"
 
 
@@ -201,14 +201,14 @@ def test_runaway_potatoes_sends_one_card_of_each_opponent_into_the_deck() -> Non
     deck_before = set(h.state.deck)
     h.play("a", "runaway_potatoes")
     h.skip_all()
-    resolved = h.last("ActionResolved")
+    resolved = h.last("papas.action_resolved")
     taken = resolved["runaway"]
     assert set(taken) == {"b", "d"}  # c had no card
     assert len(h.hand("b")) == 1
     assert h.hand("d") == ()
     assert set(h.state.deck) == deck_before | set(taken.values())
     assert resolved["deck"] == list(h.state.deck)  # the shuffle is in the event
-    notes = h.messages("ActionResolved")
+    notes = h.messages("papas.action_resolved")
     assert notes["b"]["lost"]["id"] == taken["b"]
     assert "lost" not in notes["a"]
     assert "lost" not in notes["c"]
@@ -226,9 +226,14 @@ def test_harry_potato_draws_two_and_ends_the_turn_with_the_usual_draw() -> None:
     )
     h.play("a", "harry_potato")
     events = h.skip_all()
-    assert h.types(events)[-4:] == ["NoInterrupt", "ActionResolved", "DrawCard", "NextTurn"]
+    assert h.types(events)[-4:] == [
+        "papas.not_interrupted",
+        "papas.action_resolved",
+        "papas.card_drawn",
+        "papas.turn_passed",
+    ]
     assert h.names("a") == ["french_fries", "no_dude", "potato", "wildcard"]  # net +3 - 1
-    drawn = h.messages("ActionResolved")
+    drawn = h.messages("papas.action_resolved")
     assert [c["name"] for c in drawn["a"]["drawn"]] == ["no_dude", "wildcard"]
     assert "drawn" not in drawn["b"]
     assert drawn["b"]["drawn_count"] == 2
@@ -243,10 +248,10 @@ def test_pope_potato_steals_one_copy_of_the_named_card() -> None:
     assert GAME.actions(h.state, "a") == [{"type": "SelectCardName", "name": n} for n in NAMES]
     h.refuse("a", {"type": "SelectCardName", "name": "golden_potato"}, "unknown_card_name")
     events = h.do("a", {"type": "SelectCardName", "name": "duchesses_potatoes"})
-    assert h.types(events) == ["CardNameSelected", "ActionResolved"]
+    assert h.types(events) == ["papas.card_name_selected", "papas.action_resolved"]
     assert h.names("a") == ["duchesses_potatoes"]
     assert h.names("b") == ["duchesses_potatoes", "potato"]
-    notes = h.messages("ActionResolved")
+    notes = h.messages("papas.action_resolved")
     assert notes["c"]["named"] == "duchesses_potatoes"
     assert notes["c"]["took_card"] is True
     assert "taken" not in notes["c"]
@@ -258,7 +263,7 @@ def test_pope_potato_may_name_any_card_and_fails_when_it_is_not_held(name: str) 
     h.play("a", "pope_potato", "b")
     h.skip_all()
     h.do("a", {"type": "SelectCardName", "name": name})
-    assert h.last("ActionResolved")["taken"] is None
+    assert h.last("papas.action_resolved")["taken"] is None
     assert h.names("b") == ["potato"]
     assert h.hand("a") == ()
 
@@ -280,7 +285,7 @@ def test_potato_of_destiny_discards_the_target_hand_and_draws_two() -> None:
     h.skip_all()
     assert h.names("b") == ["french_fries", "harry_potato"]
     assert lost <= set(h.state.discard)
-    notes = h.messages("ActionResolved")
+    notes = h.messages("papas.action_resolved")
     assert card_ids(notes["c"]["discarded"]) == lost  # the discard pile is face up
     assert [c["name"] for c in notes["b"]["drawn"]] == ["french_fries", "harry_potato"]
     assert "drawn" not in notes["c"]
@@ -293,7 +298,7 @@ def test_potato_dawan_shows_the_target_hand_to_the_actor_alone() -> None:
     target_hand = set(h.hand("b"))
     h.play("a", "potato_dawan", "b")
     h.skip_all()
-    notes = h.messages("CardSelection")
+    notes = h.messages("papas.selection_offered")
     assert notes["a"]["reveal"] is True
     assert card_ids(notes["a"]["options"]) == target_hand
     assert not card_ids(notes["c"]) & target_hand
@@ -313,9 +318,17 @@ def test_jump_to_the_side_draws_one_and_the_next_player_loses_the_turn() -> None
     h = three(["jump_to_the_side"], ["potato"], ["potato"], deck=["no_dude", "wildcard"])
     h.play("a", "jump_to_the_side")
     events = h.skip_all()
-    assert h.types(events)[-3:] == ["ActionResolved", "DrawCard", "NextTurn"]
+    assert h.types(events)[-3:] == [
+        "papas.action_resolved",
+        "papas.card_drawn",
+        "papas.turn_passed",
+    ]
     assert h.names("a") == ["no_dude", "wildcard"]
-    assert h.last("NextTurn") == {"type": "NextTurn", "player": "c", "skipped": ["b"]}
+    assert h.last("papas.turn_passed") == {
+        "type": "papas.turn_passed",
+        "player": "c",
+        "skipped": ["b"],
+    }
     assert h.state.active == 2
     assert h.state.skip_next is False
     assert h.names("b") == ["potato"]  # b neither played nor drew
@@ -328,16 +341,21 @@ def test_papageddon_takes_a_blind_card_from_the_next_player_and_reverses_the_ord
     assert h.state.phase == "ReactionPhase"
     h.skip_all()
     assert h.state.phase == "CardSelection"
-    assert "options" in h.messages("CardSelection")["a"]
-    assert card_ids(h.messages("CardSelection")["a"]) == set()
+    assert "options" in h.messages("papas.selection_offered")["a"]
+    assert card_ids(h.messages("papas.selection_offered")["a"]) == set()
     token = GAME.actions(h.state, "a")[0]["token"]
     events = h.do("a", {"type": "SelectCard", "token": token})
-    assert h.types(events) == ["CardSelected", "ActionResolved", "DrawCard", "NextTurn"]
+    assert h.types(events) == [
+        "papas.card_selected",
+        "papas.action_resolved",
+        "papas.card_drawn",
+        "papas.turn_passed",
+    ]
     assert len(h.hand("b")) == 1
     assert len(h.hand("a")) == 2
     assert h.state.direction == -1
-    assert h.last("NextTurn")["player"] == "c"  # reversed: a -> c -> b
-    assert h.messages("NextTurn")["a"]["order"] == ["a", "c", "b"]
+    assert h.last("papas.turn_passed")["player"] == "c"  # reversed: a -> c -> b
+    assert h.messages("papas.turn_passed")["a"]["order"] == ["a", "c", "b"]
 
 
 def test_a_second_papageddon_reverses_the_order_again() -> None:
@@ -360,7 +378,7 @@ def test_spider_potato_swaps_two_hands_including_ones_own() -> None:
     h.skip_all()
     assert set(h.hand("a")) == b_hand
     assert h.names("b") == ["potato"]
-    notes = h.messages("ActionResolved")
+    notes = h.messages("papas.action_resolved")
     assert card_ids(notes["a"]["hand"]) == b_hand
     assert not card_ids(notes["c"]) & b_hand
     assert h.state.phase == "PlayerTurn"

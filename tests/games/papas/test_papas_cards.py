@@ -80,7 +80,7 @@ def test_the_deal_gives_five_cards_each_and_the_rest_is_the_deck(players: int) -
     assert state.phase == PLAYER_TURN
     assert state.active == 0
     assert state.potatoes == (0,) * players
-    deal = next(s for s in local.steps if s.event["type"] == "GameStart")
+    deal = next(s for s in local.steps if s.event["type"] == "papas.dealt")
     assert sorted(deal.event["deck"]) == list(range(103))  # the permutation is in the event
     for seat, player in enumerate(seats):
         message = deal.notifications[player]
@@ -178,17 +178,21 @@ def test_a_threesome_scores_when_nobody_interrupts(names: list[str], reward: int
     cards = [c for c in h.hand("a") if CARD_NAME[c] != "potato_of_the_year"]
     assert {"type": "PlayThreesome", "cards": cards} in GAME.actions(h.state, "a")
     events = h.do("a", {"type": "PlayThreesome", "cards": cards})
-    assert h.types(events) == ["PlayThreesome"]
+    assert h.types(events) == ["papas.threesome_played"]
     assert h.state.phase == "ReactionPhase"
     assert set(cards) <= set(h.state.discard)  # discarded before the reactions
     assert h.potatoes("a") == 0
     # "No dude" cannot cancel a threesome: b is only offered to pass
     assert GAME.actions(h.state, "b") == [{"type": "SkipReaction", "window": 1}]
-    assert h.types(h.skip_all()) == ["SkipReaction", "SkipReaction", "NoInterrupt"]
+    assert h.types(h.skip_all()) == [
+        "papas.reaction_skipped",
+        "papas.reaction_skipped",
+        "papas.not_interrupted",
+    ]
     assert h.potatoes("a") == reward
     assert h.state.phase == "PlayerTurn"
     assert h.state.active == 0
-    assert h.messages("NoInterrupt")["b"]["awarded"] == reward
+    assert h.messages("papas.not_interrupted")["b"]["awarded"] == reward
 
 
 def test_illegal_threesomes_are_refused() -> None:

@@ -42,7 +42,7 @@ def test_action_card_with_target_flow() -> None:
     h = Harness(make_state({"a": ["lend_me_a_buck", "pope_potato"], "b": ["potato", "potato"]}))
     h.play("a", "lend_me_a_buck", "b")
     h.skip_all()
-    token = h.last("CardSelection")["options"][0][0]
+    token = h.last("papas.selection_offered")["options"][0][0]
     h.do("a", {"type": "SelectCard", "token": token})
     h.play("a", "pope_potato", "b")
     h.skip_all()

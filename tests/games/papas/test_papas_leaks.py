@@ -25,22 +25,28 @@ import pytest
 from cardroom_engine import Event, Message, Rejection
 from cardroom_games.papas import EVENT_TYPES, GAME
 from cardroom_games.papas.cards import CARD_NAME
+from cardroom_games.papas.protocol import MESSAGES
 from cardroom_games.papas.state import PapasConfig, PapasState
 from papas_testkit import CARD_ID, card_ids, mentions
 
 GAMES = int(os.environ.get("PAPAS_LEAK_GAMES", "2000"))
 
-WINDOW_OPENERS = ("PlayCard", "PlayThreesome", "SelectTargets")
+WINDOW_OPENERS = ("papas.card_played", "papas.threesome_played", "papas.targets_selected")
 FACE_KEYS = {"id", "name", "kind", "value", "alarm"}
 
 
 def publicly_discarded(event: Event) -> set[int]:
     kind = event["type"]
-    if kind in ("PlayCard", "InterruptPlayed", "DiscardCards", "DiscardAndDraw"):
+    if kind in (
+        "papas.card_played",
+        "papas.interrupt_played",
+        "papas.card_discarded",
+        "papas.discarded_and_drawn",
+    ):
         return {event["card"]}
-    if kind == "PlayThreesome":
+    if kind == "papas.threesome_played":
         return set(event["cards"])
-    if kind == "ActionResolved":
+    if kind == "papas.action_resolved":
         return set(event.get("discarded", ()))
     return set()
 
@@ -58,7 +64,7 @@ def public_cards(before: PapasState, event: Event, after: PapasState) -> set[int
 def private_cards(before: PapasState, event: Event, after: PapasState, seat: int) -> set[int]:
     """One's own hand before and after; a Potato Dawan shows the target's hand to the actor."""
     allowed = set(before.hands[seat]) | set(after.hands[seat])
-    reveal = event["type"] == "CardSelection" and event["reveal"]
+    reveal = event["type"] == "papas.selection_offered" and event["reveal"]
     if reveal and before.seats[seat] == event["player"]:
         allowed |= set(before.hands[before.seats.index(event["target"])])
     return allowed
@@ -152,20 +158,21 @@ class LeakChecker:
             self.seen[kind] += 1
             if event.get("reshuffled"):
                 self.seen["reshuffle"] += 1
-            if kind == "CardSelection" and event["reveal"]:
+            if kind == "papas.selection_offered" and event["reveal"]:
                 self.seen["dawan_reveal"] += 1
-            if kind == "NoInterrupt" and event["reason"] == "deadline":
+            if kind == "papas.not_interrupted" and event["reason"] == "deadline":
                 self.seen["deadline"] += 1
-            if kind == "CardSelection":
+            if kind == "papas.selection_offered":
                 for token, _ in event["options"]:
                     self.token_owner[token] = event["player"]
                 if len(event["options"]) >= 3:
                     target = before.hands[before.seats.index(event["target"])]
                     self.shuffles.append([c for _, c in event["options"]] == list(target))
             notes = GAME.notify(before, event, self.state)
-            expected = {event["player"]} if kind == "SkipReaction" else set(self.seats)
+            expected = {event["player"]} if kind == "papas.reaction_skipped" else set(self.seats)
             assert set(notes) == expected, kind
-            assert all(message["type"] == kind for message in notes.values())
+            # the message keeps the protocol's name of the transition the event is
+            assert all(message["type"] == MESSAGES[kind] for message in notes.values())
             self.check_notes(before, event, notes)
             if kind in WINDOW_OPENERS and self.state.phase == "ReactionPhase":
                 actor = self.seats[self.state.active]
@@ -288,7 +295,7 @@ def test_the_checker_catches_a_leak() -> None:
     checker.apply(GAME.start(checker.state, checker.rng))
     before = checker.state
     other = before.hands[1][0]
-    event: Event = {"type": "EndTurn", "player": "p0", "drawn": [], "reshuffled": None}
+    event: Event = {"type": "papas.turn_ended", "player": "p0", "drawn": [], "reshuffled": None}
     checker.check_notes(before, event, {"p0": {"drawn": [], "hand": faces(before, 0)}})
     leaky = {"drawn": [{"id": other, "name": "potato"}], "hand": faces(before, 0)}
     with pytest.raises(AssertionError):

@@ -51,7 +51,7 @@ def test_a_pass_changes_nothing_the_others_observe() -> None:
         steps = len(local.steps)
         local.apply(table.decide(before, passer, skip, rng, gate_open=True))
         first = local.steps[steps]
-        assert first.event["type"] == "SkipReaction"
+        assert first.event["type"] == "papas.reaction_skipped"
         assert set(first.notifications) == {passer}
         after = table.evolve(before, first.event)
         for p in after.seats:

@@ -15,11 +15,14 @@ from papas_testkit import Harness, card_ids, make_state
 def test_end_turn_draws_one_card_and_passes_to_the_next_player() -> None:
     h = Harness(make_state({"a": ["potato"], "b": ["potato"], "c": []}, deck=["wildcard"]))
     events = h.do("a", {"type": "EndTurn"})
-    assert h.types(events) == ["EndTurn", "NextTurn"]  # no second draw in NextPlayer
+    assert h.types(events) == [
+        "papas.turn_ended",
+        "papas.turn_passed",
+    ]  # no second draw in NextPlayer
     assert h.names("a") == ["potato", "wildcard"]
     assert h.state.active == 1
     assert h.state.phase == "PlayerTurn"
-    notes = h.messages("EndTurn")
+    notes = h.messages("papas.turn_ended")
     assert [c["name"] for c in notes["a"]["drawn"]] == ["wildcard"]
     assert "drawn" not in notes["b"]
     assert notes["b"]["drawn_count"] == 1
@@ -44,7 +47,7 @@ def test_the_hand_limit_is_seven_at_the_end_of_the_turn() -> None:
     ]
     h = Harness(make_state({"a": hand, "b": ["potato"]}, deck=["french_fries"]))
     events = h.do("a", {"type": "EndTurn"})
-    assert h.types(events) == ["EndTurn"]
+    assert h.types(events) == ["papas.turn_ended"]
     assert h.state.phase == "DiscardPhase"
     assert len(h.hand("a")) == 8
     assert GAME.actions(h.state, "b") == []
@@ -56,10 +59,10 @@ def test_the_hand_limit_is_seven_at_the_end_of_the_turn() -> None:
     h.refuse("a", {"type": "DiscardCard", "card": h.state.deck[0]}, "card_not_in_hand")
     gone = h.held("a", "harry_potato")
     events = h.do("a", {"type": "DiscardCard", "card": gone})
-    assert h.types(events) == ["DiscardCards", "NextTurn"]
+    assert h.types(events) == ["papas.card_discarded", "papas.turn_passed"]
     assert len(h.hand("a")) == 7
     assert h.state.discard[-1] == gone
-    assert h.messages("DiscardCards")["b"]["card"]["id"] == gone  # discards are face up
+    assert h.messages("papas.card_discarded")["b"]["card"]["id"] == gone  # discards are face up
 
 
 def test_discarding_goes_on_until_seven_after_an_alarm_draw() -> None:
@@ -67,7 +70,7 @@ def test_discarding_goes_on_until_seven_after_an_alarm_draw() -> None:
     h = Harness(make_state({"a": hand, "b": ["potato"]}, deck=["wildcard"] * 3))
     h.play("a", "harry_potato")
     events = h.skip_all()
-    assert h.types(events)[-2:] == ["ActionResolved", "DrawCard"]
+    assert h.types(events)[-2:] == ["papas.action_resolved", "papas.card_drawn"]
     assert h.state.phase == "DiscardPhase"
     assert len(h.hand("a")) == 10
     for _ in range(3):
@@ -81,7 +84,12 @@ def test_discarding_goes_on_until_seven_after_an_alarm_draw() -> None:
 def test_an_empty_hand_draws_three_and_ends_the_turn() -> None:
     h = Harness(make_state({"a": ["potato"], "b": [], "c": ["potato"]}))
     events = h.do("a", {"type": "EndTurn"})
-    assert h.types(events) == ["EndTurn", "NextTurn", "AutoDraw", "NextTurn"]
+    assert h.types(events) == [
+        "papas.turn_ended",
+        "papas.turn_passed",
+        "papas.auto_drawn",
+        "papas.turn_passed",
+    ]
     assert len(h.hand("b")) == 3  # three, and no end-of-turn draw
     assert h.state.active == 2
     assert GAME.actions(h.state, "c")  # c plays normally
@@ -92,10 +100,10 @@ def test_one_card_may_be_discarded_for_three_at_the_start_of_the_turn() -> None:
     assert {"type": "DiscardAndDraw"} in GAME.actions(h.state, "a")
     single = h.hand("a")[0]
     events = h.do("a", {"type": "DiscardAndDraw"})
-    assert h.types(events) == ["DiscardAndDraw", "NextTurn"]
+    assert h.types(events) == ["papas.discarded_and_drawn", "papas.turn_passed"]
     assert h.names("a") == ["potato"] * 3  # no extra end-of-turn draw
     assert h.state.discard[-1] == single
-    notes = h.messages("DiscardAndDraw")
+    notes = h.messages("papas.discarded_and_drawn")
     assert notes["b"]["discarded"]["id"] == single
     assert "drawn" not in notes["b"]
 
@@ -121,11 +129,11 @@ def test_an_empty_deck_is_refilled_from_the_shuffled_discard_pile() -> None:
     assert end["drawn"] == end["reshuffled"][:1]
     assert list(h.state.deck) == end["reshuffled"][1:]
     assert h.state.discard == ()
-    for note in h.messages("EndTurn").values():
+    for note in h.messages("papas.turn_ended").values():
         assert note["reshuffled"] is True
         assert note["deck_count"] == len(old_discard) - 1
         assert "deck" not in note  # the new order stays on the server
-    assert not card_ids(h.messages("EndTurn")["b"]) & set(end["reshuffled"])
+    assert not card_ids(h.messages("papas.turn_ended")["b"]) & set(end["reshuffled"])
 
 
 def test_a_draw_takes_the_rest_of_the_deck_then_reshuffles() -> None:
@@ -137,32 +145,32 @@ def test_a_draw_takes_the_rest_of_the_deck_then_reshuffles() -> None:
     wildcard = h.state.deck[0]
     h.play("a", "harry_potato")
     h.skip_all()
-    resolved = h.last("ActionResolved")
+    resolved = h.last("papas.action_resolved")
     assert resolved["drawn"][0] == wildcard
     assert resolved["reshuffled"] is not None
     assert resolved["drawn"][1] == resolved["reshuffled"][0]
-    assert h.last("DrawCard")["reshuffled"] is None  # the new deck had cards
+    assert h.last("papas.card_drawn")["reshuffled"] is None  # the new deck had cards
 
 
 def test_every_draw_reshuffles_when_the_deck_is_empty() -> None:
     # empty-hand draw
     h = Harness(make_state({"a": ["potato"], "b": []}, deck=["potato"], rest_to="discard"))
     h.do("a", {"type": "EndTurn"})  # takes the last deck card
-    auto = h.last("AutoDraw")
+    auto = h.last("papas.auto_drawn")
     assert auto["reshuffled"] is not None
     assert len(h.hand("b")) == 3
     # discard & draw: the discarded card joins the reshuffle
     h = Harness(make_state({"a": ["no_dude"], "b": []}, deck=[], rest_to="discard"))
     single = h.hand("a")[0]
     h.do("a", {"type": "DiscardAndDraw"})
-    assert single in h.last("DiscardAndDraw")["reshuffled"]
+    assert single in h.last("papas.discarded_and_drawn")["reshuffled"]
     # potato of destiny: the target's discarded hand joins the reshuffle
     h = Harness(
         make_state({"a": ["potato_of_destiny"], "b": ["potato"]}, deck=[], rest_to="discard")
     )
     h.play("a", "potato_of_destiny", "b")
     h.skip_all()
-    assert h.last("ActionResolved")["reshuffled"] is not None
+    assert h.last("papas.action_resolved")["reshuffled"] is not None
     assert len(h.hand("b")) == 2
 
 
@@ -186,7 +194,7 @@ def test_every_other_player_is_prompted_alike_whether_or_not_they_hold_an_interr
         )
     )
     h.play("a", "harry_potato")
-    notes = h.messages("PlayCard")
+    notes = h.messages("papas.card_played")
     assert set(notes) == {"a", "b", "c", "d"}
     prompts = [{k: v for k, v in notes[p].items() if k != "hand"} for p in "bcd"]
     assert prompts[0] == prompts[1] == prompts[2]
@@ -204,14 +212,14 @@ def test_a_pass_is_told_to_the_passer_only_and_the_window_closes_when_all_passed
     h = Harness(make_state({"a": ["harry_potato"], "b": [], "c": []}))
     h.play("a", "harry_potato")
     events = h.do("b", {"type": "SkipReaction", "window": 1})
-    assert h.types(events) == ["SkipReaction"]
-    assert set(h.messages("SkipReaction")) == {"b"}
+    assert h.types(events) == ["papas.reaction_skipped"]
+    assert set(h.messages("papas.reaction_skipped")) == {"b"}
     assert h.state.phase == "ReactionPhase"
     assert GAME.view(h.state, "b")["reaction"]["may_react"] is False
     assert GAME.view(h.state, "c")["reaction"]["may_react"] is True
     events = h.do("c", {"type": "SkipReaction", "window": 1})
-    assert h.types(events)[:2] == ["SkipReaction", "NoInterrupt"]
-    assert h.last("NoInterrupt")["reason"] == "all_skipped"
+    assert h.types(events)[:2] == ["papas.reaction_skipped", "papas.not_interrupted"]
+    assert h.last("papas.not_interrupted")["reason"] == "all_skipped"
     assert GAME.deadline(h.state) is None
 
 
@@ -227,7 +235,7 @@ def test_the_reaction_window_closes_at_its_deadline() -> None:
     assert GAME.on_timeout(h.state, "reaction:0", h.rng) == []  # stale key: nothing
     assert GAME.on_timeout(h.state, "other", h.rng) == []
     events = GAME.on_timeout(h.state, deadline.key, h.rng)
-    assert events == [{"type": "NoInterrupt", "window": 1, "reason": "deadline"}]
+    assert events == [{"type": "papas.not_interrupted", "window": 1, "reason": "deadline"}]
     h.apply(events)
     h.settle()
     assert h.state.potatoes == (1, 0, 0)
@@ -290,7 +298,7 @@ def test_reaching_the_threshold_ends_the_game() -> None:
     h = Harness(make_state({"a": ["french_fries"] * 3, "b": [], "c": []}, potatoes={"a": 6}))
     h.do("a", {"type": "PlayThreesome", "cards": list(h.hand("a"))})
     events = h.skip_all()
-    assert h.types(events)[-2:] == ["NoInterrupt", "EndScore"]
+    assert h.types(events)[-2:] == ["papas.not_interrupted", "papas.game_won"]
     assert h.state.phase == "GameEnd"
     assert GAME.actions(h.state, "a") == []
     assert GAME.deadline(h.state) is None
@@ -299,7 +307,7 @@ def test_reaching_the_threshold_ends_the_game() -> None:
     assert outcome.scores == {"a": 9.0, "b": 0.0, "c": 0.0}
     assert outcome.ranking == [["a"], ["b", "c"]]
     assert outcome.details == {"winner": "a", "threshold": 8}
-    assert h.messages("EndScore")["b"]["winner"] == "a"
+    assert h.messages("papas.game_won")["b"]["winner"] == "a"
     h.refuse("b", {"type": "EndTurn"}, "illegal_move")
 
 
@@ -309,7 +317,10 @@ def test_stealing_the_last_potato_needed_wins_at_once() -> None:
     h = Harness(state)
     h.play("a", "get_off_the_pony", "b")
     events = h.skip_all()
-    assert h.types(events)[-2:] == ["ActionResolved", "EndScore"]  # no end-of-turn draw
+    assert h.types(events)[-2:] == [
+        "papas.action_resolved",
+        "papas.game_won",
+    ]  # no end-of-turn draw
     assert GAME.outcome(h.state) is not None
 
 
@@ -319,7 +330,7 @@ def test_a_whole_game_through_the_table_ends_with_table_finished() -> None:
     local = play(GAME, ["a", "b", "c"], random.Random(2), {"win_threshold": 3})
     assert local.state.status == "finished"
     kinds = [s.event["type"] for s in local.steps]
-    assert kinds[-2:] == ["EndScore", "table.finished"]
+    assert kinds[-2:] == ["papas.game_won", "table.finished"]
     outcome = local.outcome
     assert outcome is not None
     assert max(outcome.scores.values()) >= 3

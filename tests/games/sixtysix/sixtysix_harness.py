@@ -64,7 +64,7 @@ class Script:
             self.local.state = dataclasses.replace(self.local.state, game=game)
         self.mark = len(self.local.steps)
         dealt = {
-            "type": "round_dealt",
+            "type": "sixtysix.round_dealt",
             "round": self.state.round + 1,
             "starter": starter,
             "hands": [list(h) for h in hands],

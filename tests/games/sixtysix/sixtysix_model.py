@@ -61,21 +61,21 @@ class Entitlement:
     def apply(self, event: Mapping[str, Any]) -> None:
         kind = event["type"]
         a = self.active
-        if kind == "round_dealt":
+        if kind == "sixtysix.round_dealt":
             self.hands = [list(h) for h in event["hands"]]
             self.may = [[[False] * len(h) for h in self.hands] for _ in range(self.n)]
             self.discard = event["discard"]
             self.drawn = None
             self.active = event["starter"]
             self.revealed = False
-        elif kind == "first_cards_shown":
+        elif kind == "sixtysix.first_cards_shown":
             for p in range(self.n):
                 self.may[p][p][0] = self.may[p][p][1] = True
-        elif kind == "turn_started":
+        elif kind == "sixtysix.turn_started":
             self.active = event["player"]
-        elif kind == "deck_card_taken":
+        elif kind == "sixtysix.deck_card_taken":
             self.drawn = event["value"]
-        elif kind == "cards_replaced":
+        elif kind == "sixtysix.cards_replaced":
             assert a is not None
             indexes = sorted(event["cardIndexes"])
             if event["source"] == "discard":
@@ -94,31 +94,31 @@ class Entitlement:
                     del row[i]
             self.discard = event["discardedValue"]
             self.drawn = None
-        elif kind == "cards_shown":
+        elif kind == "sixtysix.cards_shown":
             assert a is not None
             for p in range(self.n):
                 if p != a:
                     for i in event["cardIndexes"]:
                         self.may[p][a][i] = True
-        elif kind == "card_discarded":
+        elif kind == "sixtysix.card_discarded":
             assert event["value"] == self.drawn
             self.discard = event["value"]
             self.drawn = None
-        elif kind == "own_card_peeked":
+        elif kind == "sixtysix.own_card_peeked":
             assert a is not None
             self.may[a][a][event["cardIndex"]] = True
-        elif kind == "anothers_card_peeked":
+        elif kind == "sixtysix.anothers_card_peeked":
             assert a is not None
             assert event["target"] != a
             self.may[a][event["target"]][event["cardIndex"]] = True
-        elif kind == "cards_exchanged":
+        elif kind == "sixtysix.cards_exchanged":
             assert a is not None
             i, t, j = event["cardIndex"], event["target"], event["targetCardIndex"]
             for row_a, row_t in [(self.hands[a], self.hands[t])] + [
                 (self.may[p][a], self.may[p][t]) for p in range(self.n)
             ]:
                 row_a[i], row_t[j] = row_t[j], row_a[i]
-        elif kind == "round_finished":
+        elif kind == "sixtysix.round_finished":
             self.revealed = True
 
     def may_know(self, p: int, q: int, i: int) -> bool:

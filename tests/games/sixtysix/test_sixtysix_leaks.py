@@ -38,24 +38,24 @@ def test_no_player_ever_receives_a_card_it_may_not_know() -> None:
     v2_events = {kind for (protocol, what, kind) in seen if (protocol, what) == ("v2", "event")}
     v1_events = {kind for (protocol, what, kind) in seen if (protocol, what) == ("v1", "event")}
     common = {
-        "round_dealt",
-        "first_cards_shown",
-        "turn_started",
-        "turn_prompted",
-        "deck_card_taken",
-        "round_stopped",
-        "cards_replaced",
-        "cards_shown",
-        "card_discarded",
-        "power_prompted",
-        "own_card_peeked",
-        "anothers_card_peeked",
-        "cards_exchanged",
-        "round_finished",
-        "next_round_prompted",
+        "sixtysix.round_dealt",
+        "sixtysix.first_cards_shown",
+        "sixtysix.turn_started",
+        "sixtysix.turn_prompted",
+        "sixtysix.deck_card_taken",
+        "sixtysix.round_stopped",
+        "sixtysix.cards_replaced",
+        "sixtysix.cards_shown",
+        "sixtysix.card_discarded",
+        "sixtysix.power_prompted",
+        "sixtysix.own_card_peeked",
+        "sixtysix.anothers_card_peeked",
+        "sixtysix.cards_exchanged",
+        "sixtysix.round_finished",
+        "sixtysix.next_round_prompted",
     }
-    assert v2_events == common | {"discarded_card_taken", "swap_own_picked"}
-    assert v1_events == common | {"claim_confirmed"}
+    assert v2_events == common | {"sixtysix.discarded_card_taken", "sixtysix.swap_own_picked"}
+    assert v1_events == common | {"sixtysix.claim_confirmed"}
     v1_messages = {kind for (protocol, what, kind) in seen if (protocol, what) == ("v1", "message")}
     assert v1_messages >= {
         "GameState",

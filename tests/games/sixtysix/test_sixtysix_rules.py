@@ -66,7 +66,7 @@ def test_each_round_deals_four_cards_from_a_fresh_deck(protocol: str) -> None:
         n = 2 + seed % 4
         state = GAME.setup(GAME.parse_config({"protocol": protocol}), [f"p{i}" for i in range(n)])
         (event,) = GAME.start(state, random.Random(seed))
-        assert event["type"] == "round_dealt"
+        assert event["type"] == "sixtysix.round_dealt"
         assert [len(h) for h in event["hands"]] == [4] * n
         assert (event["discard"] is not None) == (protocol == "v1")
         assert event["deck"] == remaining_deck(event["hands"], event["discard"])

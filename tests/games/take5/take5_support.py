@@ -75,7 +75,7 @@ def scripted_table(
     local = LocalGame(table, table.replay(created))
     rest: list[dict[str, Any]] = [{"type": "table.joined", "player": p} for p in seats[1:]]
     rest.append({"type": "table.started", "seats": list(seats)})
-    rest.append({"type": "dealt", "round": 1, "hands": dict(hands), "rows": list(rows)})
+    rest.append({"type": "take5.dealt", "round": 1, "hands": dict(hands), "rows": list(rows)})
     local.apply(rest)
     local.settle(random.Random(0))
     return local

@@ -123,12 +123,12 @@ def _check_game(seed: int, views: float) -> int:
     for before, event, after in _random_game(seed):
         events += 1
         cfg = after.config
-        if event["type"] == "dealt":
+        if event["type"] == "take5.dealt":
             dealt = {f for hand in after.hands for f in hand} | {r[0] for r in after.rows}
             undealt = frozenset(range(1, cfg.deck_size + 1)) - dealt
         notes = GAME.notify(before, event, after)
         assert set(notes) <= set(after.seats)
-        if event["type"] == "card_played":
+        if event["type"] == "take5.card_played":
             assert notes == {}  # nobody hears of a secret play
         secret = _hidden(after, undealt, None)
         checked: list[tuple[dict[str, Any], set[int]]] = []

@@ -88,15 +88,15 @@ def test_a_scripted_game_sends_exactly_the_seeds_messages() -> None:
     kinds = [s.event["type"] for s in local.steps if s.notifications]
     assert kinds == [
         "table.started",
-        "dealt",
-        "turn_started",
-        "plays_revealed",
-        "choice_requested",
-        "row_taken",
-        "turn_started",
-        "plays_revealed",
-        "row_taken",
-        "game_ended",
+        "take5.dealt",
+        "take5.turn_started",
+        "take5.plays_revealed",
+        "take5.choice_requested",
+        "take5.row_taken",
+        "take5.turn_started",
+        "take5.plays_revealed",
+        "take5.row_taken",
+        "take5.game_ended",
         "table.finished",
     ]
 
@@ -108,7 +108,7 @@ def test_played_lists_cards_in_ascending_face_order_whoever_played_first() -> No
     for player in ("p2", "p0", "p3", "p1"):
         face = hands[player][0]
         command(local, player, {"type": "play_response", "data": c(face, standard_bull(face))}, rng)
-    played = next(s for s in local.steps if s.event["type"] == "plays_revealed")
+    played = next(s for s in local.steps if s.event["type"] == "take5.plays_revealed")
     assert [(e["id"], e["card"]["face"]) for e in played.notifications["p0"]["data"]] == [
         (1, 15),
         (3, 33),

@@ -48,7 +48,7 @@ def test_standard_deck_has_171_bull_heads() -> None:
 
 def test_each_round_deals_a_fresh_full_deck() -> None:
     local = play(GAME, ["a", "b", "c"], random.Random(3))
-    deals = [s.event for s in local.steps if s.event["type"] == "dealt"]
+    deals = [s.event for s in local.steps if s.event["type"] == "take5.dealt"]
     assert len(deals) >= 2
     for number, deal in enumerate(deals, start=1):
         assert deal["round"] == number
@@ -77,10 +77,10 @@ def test_cards_are_revealed_and_placed_in_ascending_order() -> None:
     assert state.phase == "resolve"
     assert state.revealed == ((21, 1), (33, 2), (45, 0))
     state, events = settle(state, RNG)
-    placed = [(e["face"], e["row"]) for e in events if e["type"] == "card_placed"]
+    placed = [(e["face"], e["row"]) for e in events if e["type"] == "take5.card_placed"]
     assert placed == [(21, "B"), (33, "C"), (45, "D")]
     assert state.rows == ((10,), (20, 21), (30, 33), (40, 45))
-    assert events[-1]["type"] == "turn_started"
+    assert events[-1]["type"] == "take5.turn_started"
     assert state.phase == "play"
     assert state.turn == 2
     assert state.scores == (0, 0, 0)
@@ -101,7 +101,7 @@ def test_the_sixth_card_takes_the_row() -> None:
     state = make_state([(10,), full, (30,), (40,)], [(28, 1), (35, 2)], scores=(4, 0))
     state = play_all(state, [28, 35])
     state, events = settle(state, RNG)
-    taken = [e for e in events if e["type"] == "row_taken"]
+    taken = [e for e in events if e["type"] == "take5.row_taken"]
     assert len(taken) == 1
     assert taken[0]["player"] == "a"
     assert taken[0]["stack"] == list(full)
@@ -117,7 +117,7 @@ def test_the_sixth_card_takes_the_row() -> None:
         "data": {"id": 0, "stack": [card(f) for f in full]},
     }
     state, events = settle(state, RNG)  # after the acks: 35 joins row C, next turn
-    assert [e["type"] for e in events] == ["card_placed", "turn_started"]
+    assert [e["type"] for e in events] == ["take5.card_placed", "take5.turn_started"]
     assert state.rows[2] == (30, 35)
 
 
@@ -127,7 +127,7 @@ def test_stack_size_is_configurable() -> None:
     )
     state = play_all(state, [12, 13])
     state, events = settle(state, RNG)
-    assert events[-1]["type"] == "row_taken"
+    assert events[-1]["type"] == "take5.row_taken"
     assert events[-1]["stack"] == [10, 11]
     assert state.scores == (3 + 5, 0)
     state, events = settle(state, RNG)
@@ -152,7 +152,7 @@ def test_a_card_below_every_row_makes_its_player_choose() -> None:
     state = make_state([(10, 11), (20,), (30,), (55,)], [(3, 1), (56, 2), (12, 3)])
     state = play_all(state, [3, 56, 12])
     state, events = settle(state, RNG)
-    assert events == [{"type": "choice_requested", "player": "a", "face": 3}]
+    assert events == [{"type": "take5.choice_requested", "player": "a", "face": 3}]
     assert state.phase == "choose"
     notes = GAME.notify(state, events[0], state)
     assert list(notes) == ["a"]  # only the chooser is asked
@@ -168,7 +168,7 @@ def test_a_card_below_every_row_makes_its_player_choose() -> None:
     taken = GAME.decide(state, "a", {"type": "choose_response", "data": "D"}, RNG)
     assert taken == [
         {
-            "type": "row_taken",
+            "type": "take5.row_taken",
             "player": "a",
             "face": 3,
             "row": "D",
@@ -182,7 +182,7 @@ def test_a_card_below_every_row_makes_its_player_choose() -> None:
     assert state.rows == ((10, 11), (20,), (30,), (3,))
     state, events = settle(state, RNG)
     # 12 goes on A (11 is the closest below), 56 on C (30 closest below 56, D is 3)
-    assert [(e["face"], e["row"]) for e in events if e["type"] == "card_placed"] == [
+    assert [(e["face"], e["row"]) for e in events if e["type"] == "take5.card_placed"] == [
         (12, "A"),
         (56, "C"),
     ]
@@ -194,7 +194,7 @@ def test_at_most_one_choice_per_turn_in_random_games() -> None:
         per_turn = Counter(
             (game_state(s_state).round, game_state(s_state).turn)
             for s_state, step in _states(local)
-            if step.event["type"] == "choice_requested"
+            if step.event["type"] == "take5.choice_requested"
         )
         assert all(count == 1 for count in per_turn.values())
 
@@ -235,7 +235,7 @@ def _last_turn(scores: tuple[int, ...]) -> Any:
 def test_the_game_ends_when_someone_reached_win_score_and_the_lowest_is_unique() -> None:
     state, events = settle(_last_turn((70, 12, 30)), RNG)
     assert events[-1] == {
-        "type": "game_ended",
+        "type": "take5.game_ended",
         "rounds": 1,
         "scores": {"a": 70, "b": 12, "c": 30},
     }
@@ -261,10 +261,10 @@ def test_the_game_ends_when_someone_reached_win_score_and_the_lowest_is_unique()
 
 def test_a_tie_for_the_lowest_score_plays_another_round() -> None:
     state, events = settle(_last_turn((70, 12, 12)), RNG)
-    assert events[-1]["type"] == "dealt"
+    assert events[-1]["type"] == "take5.dealt"
     assert events[-1]["round"] == 2
     state, events = settle(state, RNG)
-    assert events == [{"type": "turn_started", "round": 2, "turn": 1}]
+    assert events == [{"type": "take5.turn_started", "round": 2, "turn": 1}]
     assert state.round == 2
     assert state.turn == 1
     assert state.scores == (70, 12, 12)
@@ -274,7 +274,7 @@ def test_a_tie_for_the_lowest_score_plays_another_round() -> None:
 
 def test_everyone_below_win_score_plays_another_round() -> None:
     state, events = settle(_last_turn((65, 12, 0)), RNG)
-    assert "dealt" in [e["type"] for e in events]
+    assert "take5.dealt" in [e["type"] for e in events]
     assert GAME.outcome(state) is None
 
 
@@ -292,7 +292,7 @@ def test_random_games_end_by_the_rule_and_replay_exactly() -> None:
         assert local.table.replay(events) == local.state
         # every round before the last ended with the game still going
         for state, step in _states(local):
-            if step.event["type"] == "dealt" and step.event["round"] > 1:
+            if step.event["type"] == "take5.dealt" and step.event["round"] > 1:
                 assert not game_is_over(game_state(state).scores, 66)
 
 
@@ -350,7 +350,7 @@ def test_consistent_custom_configs_are_accepted() -> None:
     assert custom.bull_values() == (0, *([3] * 11), 7)
     local = play(GAME, ["a", "b"], random.Random(1), custom.model_dump(mode="json"))
     assert local.outcome is not None
-    played = [s.notifications for s in local.steps if s.event["type"] == "plays_revealed"]
+    played = [s.notifications for s in local.steps if s.event["type"] == "take5.plays_revealed"]
     assert all(e["card"]["bull"] in (3, 7) for n in played for e in n["a"]["data"])
 
 
@@ -391,15 +391,15 @@ def test_turn_deadline_and_timeout_play_the_house_for_missing_players() -> None:
     assert GAME.on_timeout(state, "choose:1:1", RNG) == []
     events = GAME.on_timeout(state, "play:1:1", RNG)
     assert [(e["type"], e.get("player"), e.get("face"), e.get("house")) for e in events] == [
-        ("card_played", "a", 5, True),
-        ("card_played", "c", 2, True),
-        ("plays_revealed", None, None, None),
+        ("take5.card_played", "a", 5, True),
+        ("take5.card_played", "c", 2, True),
+        ("take5.plays_revealed", None, None, None),
     ]
     state = apply_all(state, events)
     assert state.revealed == ((2, 2), (5, 0), (60, 1))
     assert GAME.deadline(state) is None  # resolving: nobody is asked
     state, events = settle(state, RNG)
-    assert events[-1]["type"] == "choice_requested"
+    assert events[-1]["type"] == "take5.choice_requested"
     assert GAME.deadline(state) == Deadline(12.5, "choose:1:1")
     events = GAME.on_timeout(state, "choose:1:1", RNG)
     assert events[0]["row"] == "A"  # 10: 3 bulls, 20: 3, 30: 3, 40: 3 -> the first

@@ -2,8 +2,10 @@
 listed below) with the rules of the card game and the project's choices where they are open.
 
 The game is specified as a state machine, not a message protocol, so the messages are named
-after its states and transitions. Every event type is also the ``type`` of the notification it
-causes; each notification carries ``state`` (the state after the event) and ``active``.
+after its states and transitions. The events are named as every game's are, for the fact they
+record (``papas.<what_happened>``); each causes one message, whose ``type`` is the transition's
+name (``protocol.MESSAGES``). Each message carries ``state`` (the state after the event) and
+``active``.
 
 Commands (player -> game; ``actions()`` lists them complete, one per distinct card face)::
 
@@ -18,32 +20,47 @@ Commands (player -> game; ``actions()`` lists them complete, one per distinct ca
     SelectCardName {name}      CardNameSelection: one of the 18 names (Pope Potato)
     DiscardCard {card}         DiscardPhase: one card at a time while the hand exceeds 7
 
-Events = notifications, with the state-machine transition each one is::
+Events, the message each one causes and the state-machine transition it is::
 
-    GameStart         [*] -> PlayerTurn "Game Start": the deal (event: the deck permutation)
-    PlayCard          PlayerTurn -> TargetSelection "Play Action Card (requires target)",
-                      or -> ReactionPhase "Play Card (no target)" (Papageddon: implicit target)
-    PlayThreesome     PlayerTurn -> ReactionPhase "Play Threesome"
-    SelectTargets     TargetSelection -> ReactionPhase "Select Targets"
-    SkipReaction      ReactionPhase/WaitForReactions: one player passes (sent to them only)
-    InterruptPlayed   ReactionPhase/InterruptPlayed -> PlayerTurn "Interrupt Played / Cancelled"
-    NoInterrupt       ReactionPhase/NoInterrupt "Timer expires / All skip" -> PlayerTurn
-                      (threesome scored), CardSelection, CardNameSelection or ActionResolution
-    CardSelection     entering CardSelection/SelectCard: the tokens, in a shuffled order, to
-                      the actor alone (with the faces for Potato Dawan); others get a count
-    CardSelected      CardSelection -> ActionResolution "Card Selected"
-    CardNameSelected  CardNameSelection -> ActionResolution "Card Name Selected"
-    ActionResolved    ActionResolution -> PlayerTurn "Action Resolved (continue turn)", or
-                      -> NextPlayer "Action Resolved (alarm card)" (end-of-turn draw due)
-    EndTurn           PlayerTurn -> NextPlayer "End Turn (hand <= 7)" / -> DiscardPhase (> 7)
-    DiscardAndDraw    PlayerTurn/OfferDiscard -> NextPlayer "Discard & Draw"
-    AutoDraw          PlayerTurn/CheckHand 0 cards -> AutoDraw -> NextPlayer "Empty Hand"
-    DrawCard          NextPlayer/DrawCard -> CheckHandSize (-> DiscardPhase if > 7)
-    DiscardCards      DiscardPhase/DiscardCards -> CheckHandSize (-> NextPlayer when <= 7)
-    NextTurn          NextPlayer/NextTurn -> PlayerTurn "Next Player's Turn" (Jump to the
-                      side: ``skipped`` lists the player who loses their turn)
-    EndScore          NextPlayer/CheckWin -> EndScore "Win Condition Met"; then GameEnd
-                      (the engine appends table.finished, the GameOver message)
+    papas.dealt                GameStart: [*] -> PlayerTurn "Game Start": the deal (the event
+                               holds the deck permutation)
+    papas.card_played          PlayCard: PlayerTurn -> TargetSelection "Play Action Card
+                               (requires target)", or -> ReactionPhase "Play Card (no target)"
+                               (Papageddon: implicit target)
+    papas.threesome_played     PlayThreesome: PlayerTurn -> ReactionPhase "Play Threesome"
+    papas.targets_selected     SelectTargets: TargetSelection -> ReactionPhase "Select Targets"
+    papas.reaction_skipped     SkipReaction: ReactionPhase/WaitForReactions: one player passes
+                               (sent to them only)
+    papas.interrupt_played     InterruptPlayed: ReactionPhase/InterruptPlayed -> PlayerTurn
+                               "Interrupt Played / Cancelled"
+    papas.not_interrupted      NoInterrupt: ReactionPhase/NoInterrupt "Timer expires / All
+                               skip" -> PlayerTurn (threesome scored), CardSelection,
+                               CardNameSelection or ActionResolution
+    papas.selection_offered    CardSelection: entering CardSelection/SelectCard: the tokens, in
+                               a shuffled order, to the actor alone (with the faces for Potato
+                               Dawan); others get a count
+    papas.card_selected        CardSelected: CardSelection -> ActionResolution "Card Selected"
+    papas.card_name_selected   CardNameSelected: CardNameSelection -> ActionResolution "Card
+                               Name Selected"
+    papas.action_resolved      ActionResolved: ActionResolution -> PlayerTurn "Action Resolved
+                               (continue turn)", or -> NextPlayer "Action Resolved (alarm
+                               card)" (end-of-turn draw due)
+    papas.turn_ended           EndTurn: PlayerTurn -> NextPlayer "End Turn (hand <= 7)" /
+                               -> DiscardPhase (> 7)
+    papas.discarded_and_drawn  DiscardAndDraw: PlayerTurn/OfferDiscard -> NextPlayer "Discard &
+                               Draw"
+    papas.auto_drawn           AutoDraw: PlayerTurn/CheckHand 0 cards -> AutoDraw -> NextPlayer
+                               "Empty Hand"
+    papas.card_drawn           DrawCard: NextPlayer/DrawCard -> CheckHandSize (-> DiscardPhase
+                               if > 7)
+    papas.card_discarded       DiscardCards: DiscardPhase/DiscardCards -> CheckHandSize
+                               (-> NextPlayer when <= 7)
+    papas.turn_passed          NextTurn: NextPlayer/NextTurn -> PlayerTurn "Next Player's Turn"
+                               (Jump to the side: ``skipped`` lists the player who loses their
+                               turn)
+    papas.game_won             EndScore: NextPlayer/CheckWin -> EndScore "Win Condition Met";
+                               then GameEnd (the engine appends table.finished, the GameOver
+                               message)
 
 ActionResolution, NextPlayer and EndScore are automatic states (BGA "game" states): the engine
 runs them as ``follow_up`` once everyone has acknowledged the previous event. The win check happens

@@ -19,15 +19,25 @@ from . import cards as C
 from .cards import CARD_NAME, NAMES, TYPES
 from .flow import draw_cards, no_interrupt
 from .state import (
+    CARD_DISCARDED,
+    CARD_NAME_SELECTED,
     CARD_NAME_SELECTION,
+    CARD_PLAYED,
+    CARD_SELECTED,
     CARD_SELECTION,
     DISCARD_PHASE,
+    DISCARDED_AND_DRAWN,
     END_SCORE,
     GAME_END,
+    INTERRUPT_PLAYED,
     PLAYER_TURN,
     REACTION_PHASE,
+    REACTION_SKIPPED,
     SETUP,
     TARGET_SELECTION,
+    TARGETS_SELECTED,
+    THREESOME_PLAYED,
+    TURN_ENDED,
     PapasState,
 )
 
@@ -110,7 +120,7 @@ def _play_card(state: PapasState, actor: str, command: Command, rng: random.Rand
     targets: list[str] = []
     if TYPES[name].target == "next_player":
         targets = [state.seats[state.next_seat(seat)]]
-    return [{"type": "PlayCard", "player": actor, "card": card, "name": name, "targets": targets}]
+    return [{"type": CARD_PLAYED, "player": actor, "card": card, "name": name, "targets": targets}]
 
 
 @COMMANDS.on("PlayThreesome")
@@ -130,7 +140,7 @@ def _play_threesome(
         raise Rejection(INVALID_THREESOME, "these three cards are not a threesome")
     return [
         {
-            "type": "PlayThreesome",
+            "type": THREESOME_PLAYED,
             "player": actor,
             "cards": cards,
             "kind": C.threesome_kind(cards, state.values),
@@ -156,7 +166,7 @@ def _select_targets(
             raise Rejection(BAD_TARGET, "this card needs two different players")
     elif len(targets) != 1 or targets[0] == actor:
         raise Rejection(BAD_TARGET, "this card needs one opponent")
-    return [{"type": "SelectTargets", "player": actor, "targets": targets}]
+    return [{"type": TARGETS_SELECTED, "player": actor, "targets": targets}]
 
 
 @COMMANDS.on("SkipReaction")
@@ -165,7 +175,7 @@ def _skip(state: PapasState, actor: str, command: Command, rng: random.Random) -
     window = inputs.integer(command["window"], "window")
     seat = state.seat(actor)
     _window(state, seat, window)
-    events: list[Event] = [{"type": "SkipReaction", "player": actor, "window": window}]
+    events: list[Event] = [{"type": REACTION_SKIPPED, "player": actor, "window": window}]
     if state.reactors == (seat,):
         events.append(no_interrupt(state, "all_skipped"))
     return events
@@ -187,7 +197,7 @@ def _interrupt(state: PapasState, actor: str, command: Command, rng: random.Rand
         raise Rejection(CANNOT_CANCEL_THREESOME, '"No dude" cannot cancel a threesome')
     return [
         {
-            "type": "InterruptPlayed",
+            "type": INTERRUPT_PLAYED,
             "player": actor,
             "window": window,
             "card": card,
@@ -206,7 +216,7 @@ def _select_card(
     _turn(state, state.seat(actor), CARD_SELECTION)
     for known, card in state.selection:
         if known == token:
-            return [{"type": "CardSelected", "player": actor, "token": token, "card": card}]
+            return [{"type": CARD_SELECTED, "player": actor, "token": token, "card": card}]
     raise Rejection(UNKNOWN_TOKEN, "that selection token is not valid")
 
 
@@ -219,7 +229,7 @@ def _select_name(
     _turn(state, state.seat(actor), CARD_NAME_SELECTION)
     if name not in TYPES:
         raise Rejection(UNKNOWN_CARD_NAME, "no card has that name")
-    return [{"type": "CardNameSelected", "player": actor, "name": name}]
+    return [{"type": CARD_NAME_SELECTED, "player": actor, "name": name}]
 
 
 @COMMANDS.on("EndTurn")
@@ -227,7 +237,7 @@ def _end_turn(state: PapasState, actor: str, command: Command, rng: random.Rando
     inputs.only(command)
     _turn(state, state.seat(actor), PLAYER_TURN)
     drawn, reshuffled = draw_cards(state.deck, state.discard, 1, rng)
-    return [{"type": "EndTurn", "player": actor, "drawn": drawn, "reshuffled": reshuffled}]
+    return [{"type": TURN_ENDED, "player": actor, "drawn": drawn, "reshuffled": reshuffled}]
 
 
 @COMMANDS.on("DiscardAndDraw")
@@ -246,7 +256,7 @@ def _discard_and_draw(
     drawn, reshuffled = draw_cards(state.deck, discard, 3, rng)
     return [
         {
-            "type": "DiscardAndDraw",
+            "type": DISCARDED_AND_DRAWN,
             "player": actor,
             "card": hand[0],
             "drawn": drawn,
@@ -262,7 +272,7 @@ def _discard(state: PapasState, actor: str, command: Command, rng: random.Random
     seat = state.seat(actor)
     _turn(state, seat, DISCARD_PHASE)
     _in_hand(state, seat, card)
-    return [{"type": "DiscardCards", "player": actor, "card": card}]
+    return [{"type": CARD_DISCARDED, "player": actor, "card": card}]
 
 
 COMMAND_TYPES = COMMANDS.types

@@ -18,13 +18,21 @@ from . import cards as C
 from .cards import CARD_NAME
 from .state import (
     ACTION_RESOLUTION,
+    ACTION_RESOLVED,
+    AUTO_DRAWN,
+    CARD_DRAWN,
     CARD_SELECTION,
+    DEALT,
     END_SCORE,
     GAME_END,
+    GAME_WON,
     HAND_SIZE,
     NEXT_PLAYER,
+    NOT_INTERRUPTED,
     PLAYER_TURN,
     REACTION_PHASE,
+    SELECTION_OFFERED,
+    TURN_PASSED,
     PapasConfig,
     PapasState,
 )
@@ -58,7 +66,7 @@ def _token(rng: random.Random, taken: set[str]) -> str:
 
 def no_interrupt(state: PapasState, reason: str) -> Event:
     """The open reaction window closes unopposed (all skipped, or its deadline)."""
-    return {"type": "NoInterrupt", "window": state.window, "reason": reason}
+    return {"type": NOT_INTERRUPTED, "window": state.window, "reason": reason}
 
 
 # -- setup and the deal ------------------------------------------------------------------------
@@ -81,7 +89,7 @@ def setup(config: Any, seats: Sequence[str]) -> PapasState:
 def start(state: PapasState, rng: random.Random) -> list[Event]:
     order = list(range(C.DECK_SIZE))
     rng.shuffle(order)
-    return [{"type": "GameStart", "deck": order, "hand_size": HAND_SIZE}]
+    return [{"type": DEALT, "deck": order, "hand_size": HAND_SIZE}]
 
 
 # -- the automatic states ----------------------------------------------------------------------
@@ -95,7 +103,7 @@ def follow_up(state: PapasState, rng: random.Random) -> list[Event]:
         if state.turn_fresh and not state.hands[seat]:
             drawn, reshuffled = draw_cards(state.deck, state.discard, 3, rng)
             return [
-                {"type": "AutoDraw", "player": player, "drawn": drawn, "reshuffled": reshuffled}
+                {"type": AUTO_DRAWN, "player": player, "drawn": drawn, "reshuffled": reshuffled}
             ]
         return []
     if phase == CARD_SELECTION and not state.selection:
@@ -107,7 +115,7 @@ def follow_up(state: PapasState, rng: random.Random) -> list[Event]:
         options = [[_token(rng, taken), card] for card in hand]
         return [
             {
-                "type": "CardSelection",
+                "type": SELECTION_OFFERED,
                 "player": player,
                 "target": state.seats[target],
                 "reveal": state.play.name in C.REVEALS_HAND,
@@ -120,19 +128,19 @@ def follow_up(state: PapasState, rng: random.Random) -> list[Event]:
         if state.draw_due:
             drawn, reshuffled = draw_cards(state.deck, state.discard, 1, rng)
             return [
-                {"type": "DrawCard", "player": player, "drawn": drawn, "reshuffled": reshuffled}
+                {"type": CARD_DRAWN, "player": player, "drawn": drawn, "reshuffled": reshuffled}
             ]
         nxt = state.next_seat(seat)
         skipped = []
         if state.skip_next:
             skipped = [state.seats[nxt]]
             nxt = state.next_seat(nxt)
-        return [{"type": "NextTurn", "player": state.seats[nxt], "skipped": skipped}]
+        return [{"type": TURN_PASSED, "player": state.seats[nxt], "skipped": skipped}]
     if phase == END_SCORE:
         assert state.winner is not None
         return [
             {
-                "type": "EndScore",
+                "type": GAME_WON,
                 "winner": state.seats[state.winner],
                 "scores": dict(zip(state.seats, state.potatoes, strict=True)),
             }
@@ -147,7 +155,7 @@ def _resolve(state: PapasState, rng: random.Random) -> Event:
     seat = state.active
     name = play.name
     event: Event = {
-        "type": "ActionResolved",
+        "type": ACTION_RESOLVED,
         "player": state.seats[seat],
         "card": play.card,
         "name": name,

@@ -16,16 +16,34 @@ from . import cards as C
 from .cards import TYPES
 from .state import (
     ACTION_RESOLUTION,
+    ACTION_RESOLVED,
+    AUTO_DRAWN,
+    CARD_DISCARDED,
+    CARD_DRAWN,
+    CARD_NAME_SELECTED,
     CARD_NAME_SELECTION,
+    CARD_PLAYED,
+    CARD_SELECTED,
     CARD_SELECTION,
+    DEALT,
     DISCARD_PHASE,
+    DISCARDED_AND_DRAWN,
     END_SCORE,
     GAME_END,
+    GAME_WON,
     HAND_LIMIT,
+    INTERRUPT_PLAYED,
     NEXT_PLAYER,
+    NOT_INTERRUPTED,
     PLAYER_TURN,
     REACTION_PHASE,
+    REACTION_SKIPPED,
+    SELECTION_OFFERED,
     TARGET_SELECTION,
+    TARGETS_SELECTED,
+    THREESOME_PLAYED,
+    TURN_ENDED,
+    TURN_PASSED,
     PapasState,
     Play,
 )
@@ -95,7 +113,7 @@ def _open_window(state: PapasState, play: Play, hands: Hands, discard: Cards) ->
 # -- the folds, in the order of the state machine ------------------------------------------------
 
 
-@FOLDS.on("GameStart")
+@FOLDS.on(DEALT)
 def _game_start(state: PapasState, event: Event) -> PapasState:
     deck = tuple(event["deck"])
     size = int(event["hand_size"])
@@ -109,7 +127,7 @@ def _game_start(state: PapasState, event: Event) -> PapasState:
     )
 
 
-@FOLDS.on("PlayCard")
+@FOLDS.on(CARD_PLAYED)
 def _play_card(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     card = int(event["card"])
@@ -125,7 +143,7 @@ def _play_card(state: PapasState, event: Event) -> PapasState:
     return _open_window(state, play, hands, discard)
 
 
-@FOLDS.on("PlayThreesome")
+@FOLDS.on(THREESOME_PLAYED)
 def _play_threesome(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     cards = tuple(int(c) for c in event["cards"])
@@ -134,7 +152,7 @@ def _play_threesome(state: PapasState, event: Event) -> PapasState:
     return _open_window(state, play, hands, (*state.discard, *cards))
 
 
-@FOLDS.on("SelectTargets")
+@FOLDS.on(TARGETS_SELECTED)
 def _select_targets(state: PapasState, event: Event) -> PapasState:
     # _open_window's turn_fresh=False changes nothing: PlayCard made the turn not fresh
     play = state.play
@@ -144,12 +162,12 @@ def _select_targets(state: PapasState, event: Event) -> PapasState:
     return _open_window(state, play, state.hands, state.discard)
 
 
-@FOLDS.on("SkipReaction")
+@FOLDS.on(REACTION_SKIPPED)
 def _skip(state: PapasState, event: Event) -> PapasState:
     return state._replace(reactors=without(state.reactors, state.seat(event["player"])))
 
 
-@FOLDS.on("InterruptPlayed")
+@FOLDS.on(INTERRUPT_PLAYED)
 def _interrupt(state: PapasState, event: Event) -> PapasState:
     seat = state.seat(event["player"])
     card = int(event["card"])
@@ -163,7 +181,7 @@ def _interrupt(state: PapasState, event: Event) -> PapasState:
     )
 
 
-@FOLDS.on("NoInterrupt")
+@FOLDS.on(NOT_INTERRUPTED)
 def _no_interrupt(state: PapasState, event: Event) -> PapasState:
     play = state.play
     assert play is not None
@@ -192,24 +210,24 @@ def _no_interrupt(state: PapasState, event: Event) -> PapasState:
     return state._replace(reactors=(), window_interrupted=False, phase=phase)
 
 
-@FOLDS.on("CardSelection")
+@FOLDS.on(SELECTION_OFFERED)
 def _card_selection(state: PapasState, event: Event) -> PapasState:
     return state._replace(
         selection=tuple((str(token), int(card)) for token, card in event["options"])
     )
 
 
-@FOLDS.on("CardSelected")
+@FOLDS.on(CARD_SELECTED)
 def _card_selected(state: PapasState, event: Event) -> PapasState:
     return state._replace(selection=(), selected=int(event["card"]), phase=ACTION_RESOLUTION)
 
 
-@FOLDS.on("CardNameSelected")
+@FOLDS.on(CARD_NAME_SELECTED)
 def _card_name_selected(state: PapasState, event: Event) -> PapasState:
     return state._replace(named=str(event["name"]), phase=ACTION_RESOLUTION)
 
 
-@FOLDS.on("ActionResolved")
+@FOLDS.on(ACTION_RESOLVED)
 def _action_resolved(state: PapasState, event: Event) -> PapasState:
     play = state.play
     assert play is not None
@@ -267,7 +285,7 @@ def _action_resolved(state: PapasState, event: Event) -> PapasState:
     )
 
 
-@FOLDS.on("EndTurn")
+@FOLDS.on(TURN_ENDED)
 def _end_turn(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     deck, discard, hands = _give(state.deck, state.discard, state.hands, seat, event)
@@ -280,7 +298,7 @@ def _end_turn(state: PapasState, event: Event) -> PapasState:
     )
 
 
-@FOLDS.on("DiscardAndDraw")
+@FOLDS.on(DISCARDED_AND_DRAWN)
 def _discard_and_draw(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     card = int(event["card"])
@@ -296,7 +314,7 @@ def _discard_and_draw(state: PapasState, event: Event) -> PapasState:
     )
 
 
-@FOLDS.on("AutoDraw")
+@FOLDS.on(AUTO_DRAWN)
 def _auto_draw(state: PapasState, event: Event) -> PapasState:
     deck, discard, hands = _give(state.deck, state.discard, state.hands, state.active, event)
     return state._replace(
@@ -309,13 +327,13 @@ def _auto_draw(state: PapasState, event: Event) -> PapasState:
     )
 
 
-@FOLDS.on("DrawCard")
+@FOLDS.on(CARD_DRAWN)
 def _draw_card(state: PapasState, event: Event) -> PapasState:
     """NextPlayer's end-of-turn draw (after an alarm card): as an EndTurn's."""
     return _end_turn(state, event)
 
 
-@FOLDS.on("DiscardCards")
+@FOLDS.on(CARD_DISCARDED)
 def _discard(state: PapasState, event: Event) -> PapasState:
     seat = state.active
     card = int(event["card"])
@@ -327,7 +345,7 @@ def _discard(state: PapasState, event: Event) -> PapasState:
     )
 
 
-@FOLDS.on("NextTurn")
+@FOLDS.on(TURN_PASSED)
 def _next_turn(state: PapasState, event: Event) -> PapasState:
     return state._replace(
         active=state.seat(event["player"]),
@@ -338,7 +356,7 @@ def _next_turn(state: PapasState, event: Event) -> PapasState:
     )
 
 
-@FOLDS.on("EndScore")
+@FOLDS.on(GAME_WON)
 def _end_score(state: PapasState, event: Event) -> PapasState:
     return state._replace(phase=GAME_END)
 

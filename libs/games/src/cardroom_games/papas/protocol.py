@@ -1,9 +1,10 @@
 """What players see: the per-player notification of each event, and views.
 
-Every notification has the event's ``type`` (named after the state machine's states and transitions,
-see the package docs), the event's public fields, the board as everyone sees it after the
-event (``state``, ``active``, ``order``, ``potatoes``, ``hand_counts``, ``deck_count``,
-``discard_count``) and, for the addressee, ``hand``: their own cards after the event.
+Every notification has the ``type`` of the state machine's transition the event is (see the
+package docs; :data:`MESSAGES` names it for each event type), the event's public fields, the
+board as everyone sees it after the event (``state``, ``active``, ``order``, ``potatoes``,
+``hand_counts``, ``deck_count``, ``discard_count``) and, for the addressee, ``hand``: their
+own cards after the event.
 
 A card is shown as a face ``{"id", "name", "kind", "value", "alarm"}`` and only to a player
 who may see it: in their own hand, in the discard pile (face up), moved between their hand
@@ -20,7 +21,28 @@ from cardroom_engine import Event, Message
 from cardroom_engine.kit import Handlers
 
 from .cards import CARD_NAME, REVEALS_HAND, TYPES, WILDCARD_IDS
-from .state import REACTION_PHASE, PapasState
+from .state import (
+    ACTION_RESOLVED,
+    AUTO_DRAWN,
+    CARD_DISCARDED,
+    CARD_DRAWN,
+    CARD_NAME_SELECTED,
+    CARD_PLAYED,
+    CARD_SELECTED,
+    DEALT,
+    DISCARDED_AND_DRAWN,
+    GAME_WON,
+    INTERRUPT_PLAYED,
+    NOT_INTERRUPTED,
+    REACTION_PHASE,
+    REACTION_SKIPPED,
+    SELECTION_OFFERED,
+    TARGETS_SELECTED,
+    THREESOME_PLAYED,
+    TURN_ENDED,
+    TURN_PASSED,
+    PapasState,
+)
 
 _FACES: dict[tuple[int, ...], tuple[dict[str, Any], ...]] = {}
 _W0, _W1, _W2 = WILDCARD_IDS
@@ -29,6 +51,30 @@ _W0, _W1, _W2 = WILDCARD_IDS
 Notifier = Callable[[PapasState, Event, PapasState], dict[str, Message]]
 NOTIFIERS = Handlers[Notifier]("papas")
 """The notification of each event type, one function per type (``notify``)."""
+
+MESSAGES: dict[str, str] = {
+    DEALT: "GameStart",
+    CARD_PLAYED: "PlayCard",
+    THREESOME_PLAYED: "PlayThreesome",
+    TARGETS_SELECTED: "SelectTargets",
+    REACTION_SKIPPED: "SkipReaction",
+    INTERRUPT_PLAYED: "InterruptPlayed",
+    NOT_INTERRUPTED: "NoInterrupt",
+    SELECTION_OFFERED: "CardSelection",
+    CARD_SELECTED: "CardSelected",
+    CARD_NAME_SELECTED: "CardNameSelected",
+    ACTION_RESOLVED: "ActionResolved",
+    TURN_ENDED: "EndTurn",
+    DISCARDED_AND_DRAWN: "DiscardAndDraw",
+    AUTO_DRAWN: "AutoDraw",
+    CARD_DRAWN: "DrawCard",
+    CARD_DISCARDED: "DiscardCards",
+    TURN_PASSED: "NextTurn",
+    GAME_WON: "EndScore",
+}
+"""The protocol's message name (the ``type`` of the notification) of each event type: the
+events are named as stored facts (``papas.<what_happened>``), the messages after the state
+machine's transitions, as the game was specified."""
 
 
 def _faces_for(state: PapasState) -> tuple[dict[str, Any], ...]:
@@ -117,11 +163,12 @@ def _send(
     to: Sequence[str] | None = None,
 ) -> dict[str, Message]:
     shown = board(after)
+    name = MESSAGES[event["type"]]
     out: dict[str, Message] = {}
     for seat, player in enumerate(after.seats):
         if to is not None and player not in to:
             continue
-        message: Message = {"type": event["type"], **public}
+        message: Message = {"type": name, **public}
         if private and player in private:
             message.update(private[player])
         message.update(shown)
@@ -136,7 +183,7 @@ def _drawn(event: Event, after: PapasState, player: str, **public: Any) -> dict[
     return _send(event, after, public, {player: {"drawn": faces(after, drawn)}})
 
 
-@NOTIFIERS.on("GameStart")
+@NOTIFIERS.on(DEALT)
 def _game_start(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     public = {
         "seats": list(after.seats),
@@ -148,7 +195,7 @@ def _game_start(before: PapasState, event: Event, after: PapasState) -> dict[str
     return _send(event, after, public)
 
 
-@NOTIFIERS.on("PlayCard")
+@NOTIFIERS.on(CARD_PLAYED)
 def _play_card(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     public = {
         "player": event["player"],
@@ -159,7 +206,7 @@ def _play_card(before: PapasState, event: Event, after: PapasState) -> dict[str,
     return _send(event, after, public)
 
 
-@NOTIFIERS.on("PlayThreesome")
+@NOTIFIERS.on(THREESOME_PLAYED)
 def _play_threesome(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     public = {
         "player": event["player"],
@@ -171,7 +218,7 @@ def _play_threesome(before: PapasState, event: Event, after: PapasState) -> dict
     return _send(event, after, public)
 
 
-@NOTIFIERS.on("SelectTargets")
+@NOTIFIERS.on(TARGETS_SELECTED)
 def _select_targets(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     assert after.play is not None
     public = {
@@ -183,14 +230,14 @@ def _select_targets(before: PapasState, event: Event, after: PapasState) -> dict
     return _send(event, after, public)
 
 
-@NOTIFIERS.on("SkipReaction")
+@NOTIFIERS.on(REACTION_SKIPPED)
 def _skip(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     # Only the player who passed hears of it: who passed is nobody else's business.
     public = {"player": event["player"], "window": event["window"]}
     return _send(event, after, public, to=[event["player"]])
 
 
-@NOTIFIERS.on("InterruptPlayed")
+@NOTIFIERS.on(INTERRUPT_PLAYED)
 def _interrupt(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     public = {
         "player": event["player"],
@@ -201,7 +248,7 @@ def _interrupt(before: PapasState, event: Event, after: PapasState) -> dict[str,
     return _send(event, after, public)
 
 
-@NOTIFIERS.on("NoInterrupt")
+@NOTIFIERS.on(NOT_INTERRUPTED)
 def _no_interrupt(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     play = before.play
     assert play is not None
@@ -214,7 +261,7 @@ def _no_interrupt(before: PapasState, event: Event, after: PapasState) -> dict[s
     return _send(event, after, public)
 
 
-@NOTIFIERS.on("CardSelection")
+@NOTIFIERS.on(SELECTION_OFFERED)
 def _card_selection(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     player = event["player"]
     reveal = bool(event["reveal"])
@@ -233,14 +280,14 @@ def _card_selection(before: PapasState, event: Event, after: PapasState) -> dict
     return _send(event, after, public, {player: {"options": options}})
 
 
-@NOTIFIERS.on("CardSelected")
+@NOTIFIERS.on(CARD_SELECTED)
 def _card_selected(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     assert before.play is not None
     target = before.seats[before.play.targets[0]]
     return _send(event, after, {"player": event["player"], "target": target})
 
 
-@NOTIFIERS.on("CardNameSelected")
+@NOTIFIERS.on(CARD_NAME_SELECTED)
 def _card_name_selected(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     assert before.play is not None
     target = before.seats[before.play.targets[0]]
@@ -248,7 +295,7 @@ def _card_name_selected(before: PapasState, event: Event, after: PapasState) -> 
     return _send(event, after, public)
 
 
-@NOTIFIERS.on("ActionResolved")
+@NOTIFIERS.on(ACTION_RESOLVED)
 def _action_resolved(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     player = event["player"]
     name = event["name"]
@@ -288,27 +335,27 @@ def _action_resolved(before: PapasState, event: Event, after: PapasState) -> dic
     return _send(event, after, public, private)
 
 
-@NOTIFIERS.on("EndTurn", "AutoDraw", "DrawCard")
+@NOTIFIERS.on(TURN_ENDED, AUTO_DRAWN, CARD_DRAWN)
 def _end_turn(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _drawn(event, after, event["player"])
 
 
-@NOTIFIERS.on("DiscardAndDraw")
+@NOTIFIERS.on(DISCARDED_AND_DRAWN)
 def _discard_and_draw(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _drawn(event, after, event["player"], discarded=face(after, event["card"]))
 
 
-@NOTIFIERS.on("DiscardCards")
+@NOTIFIERS.on(CARD_DISCARDED)
 def _discard(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _send(event, after, {"player": event["player"], "card": face(after, event["card"])})
 
 
-@NOTIFIERS.on("NextTurn")
+@NOTIFIERS.on(TURN_PASSED)
 def _next_turn(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _send(event, after, {"player": event["player"], "skipped": list(event["skipped"])})
 
 
-@NOTIFIERS.on("EndScore")
+@NOTIFIERS.on(GAME_WON)
 def _end_score(before: PapasState, event: Event, after: PapasState) -> dict[str, Message]:
     return _send(event, after, {"winner": event["winner"], "scores": dict(event["scores"])})
 

@@ -19,7 +19,7 @@ from cardroom_engine.game import BotFactory
 from . import commands, flow, protocol
 from .bots import BOTS
 from .folds import FOLDS
-from .state import PapasConfig, PapasState
+from .state import REACTION_SKIPPED, PapasConfig, PapasState
 
 
 class Papas(GameRules[PapasState]):
@@ -31,10 +31,10 @@ class Papas(GameRules[PapasState]):
     config_model = PapasConfig
     bots: ClassVar[Mapping[str, BotFactory]] = BOTS
     # a pass is told to the passer only: the others must not see the version move either
-    private_events: ClassVar[frozenset[str]] = frozenset({"SkipReaction"})
+    private_events: ClassVar[frozenset[str]] = frozenset({REACTION_SKIPPED})
 
     def audience(self, state: PapasState, event: Event) -> tuple[str, ...] | None:
-        return (event["player"],) if event["type"] == "SkipReaction" else None
+        return (event["player"],) if event["type"] == REACTION_SKIPPED else None
 
     def setup(self, config: Any, seats: Sequence[str]) -> PapasState:
         return flow.setup(config, seats)

@@ -20,6 +20,27 @@ NEXT_PLAYER: Final = "NextPlayer"
 END_SCORE: Final = "EndScore"
 GAME_END: Final = "GameEnd"
 
+# Event types (``folds.FOLDS.types`` lists them all). Each event's notification keeps the name
+# of the state machine's transition it reports (``protocol.MESSAGES``).
+DEALT: Final = "papas.dealt"
+CARD_PLAYED: Final = "papas.card_played"
+THREESOME_PLAYED: Final = "papas.threesome_played"
+TARGETS_SELECTED: Final = "papas.targets_selected"
+REACTION_SKIPPED: Final = "papas.reaction_skipped"
+INTERRUPT_PLAYED: Final = "papas.interrupt_played"
+NOT_INTERRUPTED: Final = "papas.not_interrupted"
+SELECTION_OFFERED: Final = "papas.selection_offered"
+CARD_SELECTED: Final = "papas.card_selected"
+CARD_NAME_SELECTED: Final = "papas.card_name_selected"
+ACTION_RESOLVED: Final = "papas.action_resolved"
+TURN_ENDED: Final = "papas.turn_ended"
+DISCARDED_AND_DRAWN: Final = "papas.discarded_and_drawn"
+AUTO_DRAWN: Final = "papas.auto_drawn"
+CARD_DRAWN: Final = "papas.card_drawn"
+CARD_DISCARDED: Final = "papas.card_discarded"
+TURN_PASSED: Final = "papas.turn_passed"
+GAME_WON: Final = "papas.game_won"
+
 HAND_SIZE: Final = 5
 """Cards dealt to each player."""
 HAND_LIMIT: Final = 7

@@ -10,14 +10,14 @@ from .config import ROWS, Take5Config
 
 Phase = Literal["setup", "dealt", "play", "resolve", "choose", "over"]
 
-DEALT = "dealt"
-TURN_STARTED = "turn_started"
-CARD_PLAYED = "card_played"
-PLAYS_REVEALED = "plays_revealed"
-CARD_PLACED = "card_placed"
-CHOICE_REQUESTED = "choice_requested"
-ROW_TAKEN = "row_taken"
-GAME_ENDED = "game_ended"
+DEALT = "take5.dealt"
+TURN_STARTED = "take5.turn_started"
+CARD_PLAYED = "take5.card_played"
+PLAYS_REVEALED = "take5.plays_revealed"
+CARD_PLACED = "take5.card_placed"
+CHOICE_REQUESTED = "take5.choice_requested"
+ROW_TAKEN = "take5.row_taken"
+GAME_ENDED = "take5.game_ended"
 
 #: A row's index by its protocol name ("A" is 0).
 ROW_INDEX = {name: index for index, name in enumerate(ROWS)}
