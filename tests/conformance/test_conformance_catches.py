@@ -10,7 +10,7 @@ from cardroom_games.macaua import Macaua
 from cardroom_games.papas import Papas
 from cardroom_games.take5.rules import Take5
 from conformance import PROFILES, run
-from support.highcard import HighCard
+from support.highcard import TURN_STARTED, HighCard
 
 
 class PapasCountablePasses(Papas):
@@ -52,7 +52,7 @@ class HighCardTellingTurns(HighCard):
 
     def notify(self, before: Any, event: Event, after: Any) -> dict[str, Message]:
         told = super().notify(before, event, after)
-        if event["type"] == "TurnStarted":
+        if event["type"] == TURN_STARTED:
             card = after.card(event["player"]) + 1000  # distinctive: no coincidence
             return {p: {**m, "card": card} for p, m in told.items()}
         return told
@@ -66,7 +66,7 @@ class HighCardTellingTurns(HighCard):
 
 def test_a_notification_naming_a_hidden_card_is_caught() -> None:
     problems = run(HighCardTellingTurns(), ["notifications_hold_no_secret"])
-    assert any("TurnStarted" in p for p in problems["notifications_hold_no_secret"])
+    assert any(TURN_STARTED in p for p in problems["notifications_hold_no_secret"])
 
 
 class MacauaListingDraws(Macaua):

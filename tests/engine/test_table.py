@@ -83,7 +83,7 @@ def test_join_that_fills_the_table_starts_it() -> None:
     created = table.create("g", "a", {}, seats=2)
     state = table.replay(created)
     events = table.join(state, "b", rng)
-    assert [e["type"] for e in events][:3] == ["table.joined", "table.started", "Dealt"]
+    assert [e["type"] for e in events][:3] == ["table.joined", "table.started", "highcard.dealt"]
     with pytest.raises(Rejection) as exc:
         table.join(table.replay(created + events), "c", rng)
     assert exc.value.code == "already_started"
@@ -136,12 +136,12 @@ def test_folded_cards_never_reach_another_player() -> None:
             dealt: dict[str, int] = {}
             for step in local.steps:
                 event, message = step.event, step.notifications.get(viewer)
-                if event["type"] == "Dealt":
+                if event["type"] == "highcard.dealt":
                     dealt, folded = event["cards"], set()
                     may_know.add((viewer, dealt[viewer]))
-                if event["type"] == "Folded":
+                if event["type"] == "highcard.folded":
                     folded.add(event["player"])
-                if event["type"] == "Showdown":
+                if event["type"] == "highcard.showdown":
                     may_know |= {(p, v) for p, v in dealt.items() if p not in folded}
                 if message is None:
                     continue

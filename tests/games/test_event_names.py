@@ -14,6 +14,7 @@ from cardroom_engine import registry
 from cardroom_games.papas.folds import FOLDS as PAPAS_FOLDS
 from cardroom_games.papas.protocol import MESSAGES, NOTIFIERS
 from cardroom_runtime.games import GROUP, load_games
+from support import highcard
 
 # the games installed (registered by their entry points), not test games a test registered
 GAMES = sorted(ep.name for ep in entry_points(group=GROUP))
@@ -24,13 +25,21 @@ def test_the_registry_holds_the_four_games() -> None:
     assert {"take5", "sixtysix", "papas", "macaua"} <= set(GAMES)
 
 
+def _misnamed(name: str, types: list[str]) -> list[str]:
+    pattern = re.compile(rf"{re.escape(name)}\.[a-z][a-z0-9_]*")
+    assert types
+    return [t for t in types if not pattern.fullmatch(t)]
+
+
 @pytest.mark.parametrize("name", GAMES)
 def test_every_event_type_of_a_game_is_named_after_it(name: str) -> None:
     game = registry.get(name)
     folds = importlib.import_module(f"{type(game).__module__.rsplit('.', 1)[0]}.folds").FOLDS
-    pattern = re.compile(rf"{re.escape(name)}\.[a-z][a-z0-9_]*")
-    assert folds.types
-    assert [t for t in folds.types if not pattern.fullmatch(t)] == []
+    assert _misnamed(name, list(folds.types)) == []
+
+
+def test_the_test_game_a_new_author_reads_follows_the_scheme() -> None:
+    assert _misnamed(highcard.GAME.name, list(highcard.FOLDS.types)) == []
 
 
 def test_papas_names_the_message_of_every_event_type_once() -> None:

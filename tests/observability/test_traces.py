@@ -361,7 +361,7 @@ async def test_one_commands_trace_spans_every_process_in_causal_order(
     dealt = [
         int(card)
         for record in await traced_stack.store.read_stream(game)
-        if record.type == "Dealt"
+        if record.type == "highcard.dealt"
         for card in record.data["cards"].values()
     ]
     assert len(dealt) == 2

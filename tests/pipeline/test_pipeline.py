@@ -237,17 +237,17 @@ async def test_leak_check_over_the_wire(stack: Stack) -> None:
         folded: set[str] = set()
         dealt: dict[str, int] = {}
         for event in records:
-            if event["type"] == "Dealt":
+            if event["type"] == "highcard.dealt":
                 dealt, folded = event["cards"], set()
                 known.add((me, dealt[me]))
-            elif event["type"] == "Folded":
+            elif event["type"] == "highcard.folded":
                 folded.add(event["player"])
-            elif event["type"] == "Showdown":
+            elif event["type"] == "highcard.showdown":
                 known |= {(p, v) for p, v in dealt.items() if p not in folded}
         secret = {
             (p, v)
             for event in records
-            if event["type"] == "Dealt"
+            if event["type"] == "highcard.dealt"
             for p, v in event["cards"].items()
         } - known
         text = json.dumps(received)

@@ -62,6 +62,15 @@ class State(NamedTuple):
         return dict(self.cards)[player]
 
 
+# -- events: <game>.<what_happened> ----------------------------------------------------------
+DEALT = "highcard.dealt"
+TURN_STARTED = "highcard.turn_started"
+TURN_PROMPTED = "highcard.turn_prompted"
+BET_PLACED = "highcard.bet_placed"
+FOLDED = "highcard.folded"
+SHOWDOWN = "highcard.showdown"
+
+
 # -- commands ---------------------------------------------------------------------------------
 COMMANDS = Commands[State]("highcard")
 
@@ -74,21 +83,21 @@ def _my_turn(s: State, actor: str) -> None:
 @COMMANDS.on("bet")
 def _bet(s: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
     _my_turn(s, actor)
-    return [{"type": "BetPlaced", "player": actor, "amount": parse_command(Bet, command).amount}]
+    return [{"type": BET_PLACED, "player": actor, "amount": parse_command(Bet, command).amount}]
 
 
 @COMMANDS.on("fold")
 def _fold(s: State, actor: str, command: Command, rng: random.Random) -> list[Event]:
     _my_turn(s, actor)
     parse_command(Fold, command)
-    return [{"type": "Folded", "player": actor}]
+    return [{"type": FOLDED, "player": actor}]
 
 
 # -- folds ------------------------------------------------------------------------------------
 FOLDS = Folds[State]("highcard")
 
 
-@FOLDS.on("Dealt")
+@FOLDS.on(DEALT)
 def _dealt(s: State, event: Event) -> State:
     cards = tuple((p, int(event["cards"][p])) for p in s.seats)
     return s._replace(
@@ -96,28 +105,28 @@ def _dealt(s: State, event: Event) -> State:
     )
 
 
-@FOLDS.on("TurnStarted")
+@FOLDS.on(TURN_STARTED)
 def _turn_started(s: State, event: Event) -> State:
     return s._replace(turn=event["player"], prompted=False, phase="betting")
 
 
-@FOLDS.on("TurnPrompted")
+@FOLDS.on(TURN_PROMPTED)
 def _turn_prompted(s: State, event: Event) -> State:
     return s._replace(prompted=True)
 
 
-@FOLDS.on("BetPlaced")
+@FOLDS.on(BET_PLACED)
 def _bet_placed(s: State, event: Event) -> State:
     return s._replace(acted=(*s.acted, event["player"]), pot=s.pot + event["amount"], turn=None)
 
 
-@FOLDS.on("Folded")
+@FOLDS.on(FOLDED)
 def _folded(s: State, event: Event) -> State:
     p = event["player"]
     return s._replace(acted=(*s.acted, p), folded=(*s.folded, p), turn=None)
 
 
-@FOLDS.on("Showdown")
+@FOLDS.on(SHOWDOWN)
 def _showdown(s: State, event: Event) -> State:
     chips = dict(s.chips)
     if event["winner"] is not None:
@@ -133,10 +142,10 @@ class HighCard(GameRules[State]):
     max_players = 3
     config_model = Config
     # the prompt goes to the active player only: the others do not see the version move
-    private_events = frozenset({"TurnPrompted"})
+    private_events = frozenset({TURN_PROMPTED})
 
     def audience(self, state: State, event: Event) -> tuple[str, ...] | None:
-        return (event["player"],) if event["type"] == "TurnPrompted" else None
+        return (event["player"],) if event["type"] == TURN_PROMPTED else None
 
     def setup(self, config: Any, seats: Sequence[str]) -> State:
         assert isinstance(config, Config)
@@ -153,7 +162,7 @@ class HighCard(GameRules[State]):
     def _deal(self, state: State, rng: random.Random) -> Event:
         values = rng.sample(range(1, state.max_value + 1), len(state.seats))
         return {
-            "type": "Dealt",
+            "type": DEALT,
             "round": state.round + 1,
             "cards": dict(zip(state.seats, values, strict=True)),
         }
@@ -165,39 +174,39 @@ class HighCard(GameRules[State]):
 
     def follow_up(self, state: State, rng: random.Random) -> list[Event]:
         if state.phase == "dealing":
-            return [{"type": "TurnStarted", "player": state.seats[0]}]
+            return [{"type": TURN_STARTED, "player": state.seats[0]}]
         if state.phase == "betting" and state.turn is not None and not state.prompted:
             # the two-step prompt of the seeds: the others first, then the active player
-            return [{"type": "TurnPrompted", "player": state.turn}]
+            return [{"type": TURN_PROMPTED, "player": state.turn}]
         if state.phase == "betting" and state.turn is None:
             waiting = [p for p in state.seats if p not in state.acted]
             if waiting:
-                return [{"type": "TurnStarted", "player": waiting[0]}]
+                return [{"type": TURN_STARTED, "player": waiting[0]}]
             shown = {p: v for p, v in state.cards if p not in state.folded}
             winner = max(shown, key=lambda p: shown[p]) if shown else None
-            return [{"type": "Showdown", "shown": shown, "winner": winner, "pot": state.pot}]
+            return [{"type": SHOWDOWN, "shown": shown, "winner": winner, "pot": state.pot}]
         if state.phase == "showdown" and state.round < state.rounds:
             return [self._deal(state, rng)]
         return []
 
     def notify(self, before: State, event: Event, after: State) -> dict[str, Message]:
         kind = event["type"]
-        if kind == "Dealt":
+        if kind == DEALT:
             return {
                 p: {"type": "YourCard", "round": event["round"], "card": event["cards"][p]}
                 for p in after.seats
             }
-        if kind == "TurnStarted":
+        if kind == TURN_STARTED:
             others = [p for p in after.seats if p != event["player"]]
             return {p: {"type": "Turn", "player": event["player"]} for p in others}
-        if kind == "TurnPrompted":
+        if kind == TURN_PROMPTED:
             return {event["player"]: {"type": "YourTurn", "pot": after.pot}}
-        if kind == "BetPlaced":
+        if kind == BET_PLACED:
             msg = {"type": "Bet", "player": event["player"], "amount": event["amount"]}
             return {p: dict(msg) for p in after.seats}
-        if kind == "Folded":
+        if kind == FOLDED:
             return {p: {"type": "Fold", "player": event["player"]} for p in after.seats}
-        if kind == "Showdown":
+        if kind == SHOWDOWN:
             msg = {
                 "type": "Showdown",
                 "shown": event["shown"],

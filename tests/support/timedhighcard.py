@@ -41,7 +41,7 @@ class TimedHighCard(HighCard):
     def on_timeout(self, state: State, key: str, rng: random.Random) -> list[Event]:
         if self.deadline(state) is None or key != turn_key(state):
             return []
-        return [{"type": "Folded", "player": state.turn}]
+        return [{"type": "highcard.folded", "player": state.turn}]
 
 
 GAME = TimedHighCard()

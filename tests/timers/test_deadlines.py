@@ -65,7 +65,7 @@ async def test_a_game_deadline_fires_once_per_key_and_the_game_finishes(
     # two rounds, two turns each: every turn ended by its own deadline, each key once
     assert len(fired) == 4
     assert Counter(fired).most_common(1)[0][1] == 1, fired
-    assert all(r.type == "Folded" for r in records if "timeout" in r.metadata)
+    assert all(r.type == "highcard.folded" for r in records if "timeout" in r.metadata)
     assert (await replayed(stack.store, game)).status == "finished"
     for seat in seats:
         assert contiguous(seat.recorder.seqs(game))
@@ -128,7 +128,7 @@ async def test_a_deadline_survives_a_timers_restart(make_stack: MakeStack) -> No
         await wait_until(lambda: _timed_out(stack, game, "game:turn:1:0"), timeout=60)
         records = await stack.store.read_stream(game)
         assert _timeouts(records)[:1] == ["game:turn:1:0"]
-        assert records[version].type == "Folded"
+        assert records[version].type == "highcard.folded"
         assert records[version].version == version + 1
         assert Counter(_timeouts(records))["game:turn:1:0"] == 1
         assert timers.starts == 2

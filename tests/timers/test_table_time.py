@@ -58,10 +58,10 @@ def test_deadlines_name_the_game_deadline_and_the_turn_timeout() -> None:
     # the game's deadline fires its on_timeout; the turn timeout lets the house play
     [(who, events)] = table.fire(state, "game:turn:1:0", random.Random(1))
     assert who is None
-    assert events == [{"type": "Folded", "player": "a"}]
+    assert events == [{"type": "highcard.folded", "player": "a"}]
     [(who, events)] = table.fire(state, f"turn:{state.moved_at}", random.Random(1))
     assert who == "a"
-    assert events[0]["type"] in ("BetPlaced", "Folded")
+    assert events[0]["type"] in ("highcard.bet_placed", "highcard.folded")
     assert table.fire(state, "game:turn:7:7", random.Random(1)) == []  # stale
     assert table.fire(state, "turn:1", random.Random(1)) == []  # stale
 
@@ -113,7 +113,7 @@ class _Stubborn(type(GAME)):  # type: ignore[misc]
 def test_an_illegal_house_action_falls_back_to_a_legal_one() -> None:
     local = simulate.new_game(_Stubborn(), ["a", "b"], random.Random(1))
     events = local.table.house_move(local.state, "a", random.Random(1))
-    assert events == [{"type": "BetPlaced", "player": "a", "amount": 1}]
+    assert events == [{"type": "highcard.bet_placed", "player": "a", "amount": 1}]
 
 
 def test_a_whole_game_played_by_the_house_finishes() -> None:
