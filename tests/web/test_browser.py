@@ -54,21 +54,31 @@ async def create_table(
     return game
 
 
-async def play(person: Person, *, moves: int | None = None) -> int:
+async def play(
+    person: Person,
+    *,
+    moves: int | None = None,
+    wait_ms: int = MOVE_WAIT_MS,
+    prefer: str | None = None,
+) -> int:
     """Make moves until the game is over (or ``moves`` were made); return how many. A page
-    that offers nothing for too long is photographed (``<n>-stuck.png``) before failing."""
+    that offers nothing for ``wait_ms`` is photographed (``<n>-stuck.png``) before failing.
+    ``prefer``: a selector of the moves taken whenever the page offers one (Macaua's plays
+    before a draw: a game that draws at random lasts long)."""
     page = person.page
     made = 0
     rng = random.Random()
     while moves is None or made < moves:
         try:
-            await page.wait_for_selector("button.action, .game-over", timeout=MOVE_WAIT_MS)
+            await page.wait_for_selector("button.action, .game-over", timeout=wait_ms)
         except PlaywrightError:
             await person.shot(f"stuck-{id(person)}")
             raise
         if await page.locator(".game-over").count():
             break
         buttons = page.locator("button.action")
+        if prefer and await page.locator(prefer).count():
+            buttons = page.locator(prefer)
         count = await buttons.count()
         if not count:
             continue  # re-rendered between the two looks
@@ -209,27 +219,46 @@ async def test_papas_with_bots_and_a_reaction_countdown(people: People) -> None:
     assert any("to react" in line for line in log), "no reaction window was told"
 
 
-async def test_macaua_keys_stay_in_the_page_through_a_whole_game_and_a_reload(
+async def test_macaua_two_pages_and_a_bot_keys_in_the_page_a_reload_and_a_spectator(
     people: People,
 ) -> None:
-    """Macaua: the seat's Ed25519 key and every deck's secrets are made in the page and kept
-    in its sessionStorage; the page makes its own moves of the deal, checks and signs every
-    transition, and Alice plays her cards against two bots to the audit, with a reload
-    mid-game (the seat, its keys and its checked copy of the game survive it). The seat's
-    secret key is never sent."""
-    alice = await people()
-    sent: list[str] = []  # every frame the page sends to NATS
+    """Macaua: each seat's Ed25519 key and every deck's secrets are made in its page and kept
+    in that tab's sessionStorage; each page makes its own moves of the deal and checks and
+    signs every transition (the other page's moves and the bot's). Alice creates the table,
+    Bob joins it from his lobby, a bot takes the third seat; they play to the audit, Alice
+    reloads mid-game (her seat, its keys and its checked copy of the game survive it), a
+    spectator sees no hand. Alice's secret key is in no frame her page sends."""
+    alice, bob = await people(), await people()
+    sent: list[str] = []  # every frame Alice's page sends to NATS
 
     def frame_sent(frame: str | bytes) -> None:
         sent.append(frame if isinstance(frame, str) else frame.decode("utf-8", "replace"))
 
     alice.page.on("websocket", lambda ws: ws.on("framesent", frame_sent))
     await alice.sign_in("Alice")
-    game = await create_table(alice, "macaua", seats=3, bots=2)
+    await bob.sign_in("Bob")
+    game = await create_table(alice, "macaua", seats=3, bots=1)
+    await bob.page.locator(f'.table-row[data-game="{game}"] button.join').click()
     hand = alice.page.locator(".macaua .hand .card")
     await hand.first.wait_for(timeout=MOVE_WAIT_MS)
-    await play(alice, moves=2)
+    await bob.page.locator(".macaua .hand .card").first.wait_for(timeout=MOVE_WAIT_MS)
+    # Bob plays to the end meanwhile, waiting as long as Alice's reload and a spectator take
+    bob_plays = asyncio.create_task(play(bob, wait_ms=4 * MOVE_WAIT_MS, prefer=PLAYS))
+    await play(alice, moves=2, prefer=PLAYS)
     await alice.shot("macaua-table")
+
+    # a spectator sees the table and the top card, never a card of a hand
+    carol = await people(phone=True)
+    await carol.sign_in("Carol")
+    await carol.page.goto(f"{carol.url}#/watch/{game}")
+    await carol.page.locator(".macaua .discard .card").wait_for(timeout=MOVE_WAIT_MS)
+    assert await carol.page.locator(".macaua .hand").count() == 0
+    held = set(await alice.page.locator(".macaua .hand .card").evaluate_all(CARDS))
+    held |= set(await bob.page.locator(".macaua .hand .card").evaluate_all(CARDS))
+    shown = set(await carol.page.locator(".card").evaluate_all(CARDS))
+    assert held
+    assert not held & shown, held & shown
+    await carol.shot("macaua-spectator-phone")
 
     async def seat() -> dict[str, Any]:
         stored = await alice.page.evaluate(
@@ -240,34 +269,24 @@ async def test_macaua_keys_stay_in_the_page_through_a_whole_game_and_a_reload(
         kept: dict[str, Any] = json.loads(stored)
         return kept
 
-    # a spectator sees the table and the top card, never a card of a hand
-    carol = await people(phone=True)
-    await carol.sign_in("Carol")
-    await carol.page.goto(f"{carol.url}#/watch/{game}")
-    await carol.page.locator(".macaua .discard .card").wait_for(timeout=MOVE_WAIT_MS)
-    assert await carol.page.locator(".macaua .hand").count() == 0
-    held = set(await alice.page.locator(".macaua .hand .card").evaluate_all(CARDS))
-    shown = set(await carol.page.locator(".card").evaluate_all(CARDS))
-    assert held
-    assert not held & shown, held & shown
-    await carol.shot("macaua-spectator-phone")
-
     seed = (await seat())["player"]["seed"]
     await alice.page.reload()
     await hand.first.wait_for(timeout=MOVE_WAIT_MS)  # opened again with the kept keys
     assert (await seat())["player"]["seed"] == seed
-    await play(alice)
-    places = await ranking(alice.page)
-    assert ranked(places) == 3, places
-    log = await log_lines(alice.page)
-    assert any("every deck held exactly its cards" in line for line in log), log[-5:]
-    assert await alice.page.locator(".macaua .error").count() == 0  # nothing was rejected
+    await asyncio.gather(play(alice, prefer=PLAYS), bob_plays)
+    for person in (alice, bob):
+        places = await ranking(person.page)
+        assert ranked(places) == 3, places
+        log = await log_lines(person.page)
+        assert any("every deck held exactly its cards" in line for line in log), log[-5:]
+        assert await person.page.locator(".macaua .error").count() == 0  # nothing rejected
     await alice.shot("macaua-over")
     assert any('"verify_key"' in frame for frame in sent)  # its keys move went out
     assert not any(seed in frame for frame in sent)
 
 
 CARDS = "nodes => nodes.map((n) => n.dataset.card)"
+PLAYS = ".macaua button.action:not(.draw)"
 
 
 async def root(person: Person) -> str:
