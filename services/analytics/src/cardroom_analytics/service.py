@@ -182,8 +182,10 @@ class Analytics(Service):
                     await msg.term()
         if not decoded:
             return
-        # commit order; a redelivered event then comes before the later ones of its game
-        decoded.sort(key=lambda pair: pair[0].position)
+        # stream order, which is what a rebuild folds (not ``position``: with several event
+        # store shards each has its own); a redelivered event then comes before the later
+        # ones of its game
+        decoded.sort(key=lambda pair: _stream_seq(pair[1]))
         records = [record for record, _ in decoded]
         accepted = [msg for _, msg in decoded]
         async with self.engine.begin() as conn:
@@ -216,3 +218,7 @@ class Analytics(Service):
     async def on_query(self, subject: str, body: bytes) -> dict[str, Any]:
         verb = subject.rsplit(".", 1)[-1]
         return await answer(self.engine, verb, body)
+
+
+def _stream_seq(msg: Msg) -> int:
+    return int(msg.metadata.sequence.stream)
