@@ -7,7 +7,8 @@ server listed in ``CARDROOM_DATABASE_URL``, every service as processes.
   notification once and in order), each shard's log holds only its own games, JetStream
   holds every shard's events once, the lobby lists the tables of both, the two relays took
   turns on each shard without a failure, and ``cardroom rebuild`` rebuilds every read model
-  (each shard's projector models, analytics' from JetStream) equal to the live ones.
+  (each shard's projector models, analytics' from JetStream) equal to the live ones;
+  ``cardroom replay`` finds a game of either shard, ``cardroom status`` counts both.
 - A one-shard cardroom gets a second shard while games are being played: every service is
   stopped, ``cardroom migrate`` brings the new database to the schema, and the services start
   again with both URLs. The games in play keep going on shard 0 and finish; new games land on
@@ -21,11 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import random
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from subprocess import PIPE, STDOUT
+from subprocess import PIPE
 
 import pytest
 import sqlalchemy as sa
@@ -64,12 +67,12 @@ def _env(urls: list[str], nats_url: str, root: str) -> dict[str, str]:
 async def _cardroom(env: dict[str, str], *args: str) -> str:
     """Run ``cardroom <args>`` (what an operator types); its output, or fail with it."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cardroom", *args, env=env, stdout=PIPE, stderr=STDOUT
+        sys.executable, "-m", "cardroom", *args, env=env, stdout=PIPE, stderr=PIPE
     )
     async with asyncio.timeout(180):
-        out, _ = await proc.communicate()
+        out, err = await proc.communicate()
     text = out.decode(errors="replace")
-    assert proc.returncode == 0, text
+    assert proc.returncode == 0, text + err.decode(errors="replace")
     return text
 
 
@@ -98,101 +101,108 @@ async def test_two_shards_play_lose_nothing_and_rebuild(
     }
     processes["analytics0"] = ChaosProcess("analytics", env, tmp_path, label="analytics0")
     shards = await Shards.connect(urls)
-    runner = TableRunner(nats_url, root, "highcard", {"rounds": 1}, players=2, concurrency=TABLES)
     try:
-        await asyncio.gather(*(p.start() for p in processes.values()))
-        killing_done = asyncio.Event()
+        runner = TableRunner(
+            nats_url, root, "highcard", {"rounds": 1}, players=2, concurrency=TABLES
+        )
+        try:
+            await asyncio.gather(*(p.start() for p in processes.values()))
 
-        async def killer() -> None:
-            # one instance of each service killed once, the other one carries on meanwhile
-            try:
-                for name in rng.sample(KILLED, len(KILLED)):
-                    while len(runner.tables) < TABLES:  # noqa: ASYNC110 -- polled from outside
+            async def killer() -> None:
+                # one instance of each service killed once, the other one carries on meanwhile;
+                # the kills spread over the games (by how many were made), not over time, so
+                # a loaded machine plays no more games than asked for
+                order = rng.sample(KILLED, len(KILLED))
+                for n, name in enumerate(order, 1):
+                    due = max(TABLES, n * GAMES_WANTED // (len(order) + 1))
+                    while len(runner.tables) < due:  # noqa: ASYNC110 -- polled from outside
                         await asyncio.sleep(0.05)
-                    await asyncio.sleep(rng.uniform(0.2, 1.0))
                     processes[f"{name}0"].kill()
                     await processes[f"{name}0"].start()
+
+            kill_task = asyncio.create_task(killer())
+            await runner.run(lambda: len(runner.tables) < GAMES_WANTED, finish_timeout=240)
+            await kill_task
+            assert not runner.errors, runner.errors[:3]
+            counts = await verify(shards, runner.tables)
+            assert counts["games"] >= GAMES_WANTED
+
+            played = collections.Counter(shard_index(t.game) for t in runner.tables)
+            assert set(played) == {0, 1}, played  # the gamemasters spread new games over both
+            events = 0
+            streams: list[set[str]] = []  # each shard's games (a table whose creation's answer a
+            # killed gamemaster never sent is there too, though no runner plays it)
+            for shard, store in enumerate(shards.stores):
+                log = await store.read_all(0, 1_000_000)
+                # a shard's log holds its own games only, each shard in an order of its own
+                streams.append({e.stream_id for e in log})
+                assert {shard_index(game) for game in streams[shard]} == {shard}
+                assert {t.game for t in runner.tables if shard_index(t.game) == shard} <= streams[
+                    shard
+                ]
+                positions = [e.position for e in log]
+                assert positions == sorted(set(positions))
+                events += len(log)
+                top = positions[-1]
+
+                async def relayed(store: EventStore = store, top: int = top) -> bool:
+                    return await store.checkpoint("relay") >= top
+
+                await wait_until(relayed, timeout=60)
+            # JetStream carries every shard's events, each once (the relays' restarts republished
+            # some: the duplicates were dropped by their event ids)
+            assert await _events_in_stream(nats_url, subjects) == events
+
+            # the lobby lists the tables of both shards
+            client = await Client.connect(nats_url, "lister", subject_root=root, timeout=15)
+            try:
+                listed = {t["game"] for t in await client.tables(game_type="highcard")}
             finally:
-                killing_done.set()
+                await client.close()
+            every = streams[0] | streams[1]
+            if len(every) <= LIST_LIMIT:
+                assert listed == every
+            else:  # the newest tables of either shard
+                assert len(listed) == LIST_LIMIT
+                assert listed <= every
 
-        kill_task = asyncio.create_task(killer())
-        await runner.run(
-            lambda: not killing_done.is_set() or len(runner.tables) < GAMES_WANTED,
-            finish_timeout=240,
-        )
-        await kill_task
-        assert not runner.errors, runner.errors[:3]
-        counts = await verify(shards, runner.tables)
-        assert counts["games"] >= GAMES_WANTED
+            # analytics (its tables in the first database) saw every shard's events
+            engine = create_async_engine(urls[0])
+            try:
 
-        played = collections.Counter(shard_index(t.game) for t in runner.tables)
-        assert set(played) == {0, 1}, played  # the gamemasters spread new games over both
-        events = 0
-        streams: list[set[str]] = []  # each shard's games (a table whose creation's answer a
-        # killed gamemaster never sent is there too, though no runner plays it)
-        for shard, store in enumerate(shards.stores):
-            log = await store.read_all(0, 1_000_000)
-            # a shard's log holds its own games only, each shard in an order of its own
-            streams.append({e.stream_id for e in log})
-            assert {shard_index(game) for game in streams[shard]} == {shard}
-            assert {t.game for t in runner.tables if shard_index(t.game) == shard} <= streams[shard]
-            positions = [e.position for e in log]
-            assert positions == sorted(set(positions))
-            events += len(log)
-            top = positions[-1]
+                async def applied() -> bool:
+                    async with engine.connect() as conn:
+                        total = await conn.scalar(sa.select(sa.func.sum(game_types.c.events)))
+                    return int(total or 0) >= events
 
-            async def relayed(store: EventStore = store, top: int = top) -> bool:
-                return await store.checkpoint("relay") >= top
-
-            await wait_until(relayed, timeout=60)
-        # JetStream carries every shard's events, each once (the relays' restarts republished
-        # some: the duplicates were dropped by their event ids)
-        assert await _events_in_stream(nats_url, subjects) == events
-
-        # the lobby lists the tables of both shards
-        client = await Client.connect(nats_url, "lister", subject_root=root, timeout=15)
-        try:
-            listed = {t["game"] for t in await client.tables(game_type="highcard")}
+                await wait_until(applied, timeout=60)
+                report = await rebuild_analytics(engine, lambda: read_events(nats_url, subjects))
+                assert report.equal, report.differences
+                assert report.games == len(every)
+            finally:
+                await engine.dispose()
         finally:
-            await client.close()
-        every = streams[0] | streams[1]
-        if len(every) <= LIST_LIMIT:
-            assert listed == every
-        else:  # the newest tables of either shard
-            assert len(listed) == LIST_LIMIT
-            assert listed <= every
-
-        # analytics (its tables in the first database) saw every shard's events
-        engine = create_async_engine(urls[0])
-        try:
-
-            async def applied() -> bool:
-                async with engine.connect() as conn:
-                    total = await conn.scalar(sa.select(sa.func.sum(game_types.c.events)))
-                return int(total or 0) >= events
-
-            await wait_until(applied, timeout=60)
-            report = await rebuild_analytics(engine, lambda: read_events(nats_url, subjects))
-            assert report.equal, report.differences
-            assert report.games == len(every)
-        finally:
-            await engine.dispose()
-    finally:
-        for p in processes.values():
-            p.stop()
-    # two relays of each shard take turns without a failure (the one behind takes up the
-    # other's checkpoint)
-    for relay in ("relay0", "relay1"):
-        said = (tmp_path / f"{relay}.log").read_text(errors="replace")
-        assert "Traceback" not in said, said[-3000:]
-    # the operator's rebuild: every shard's read models from its own events, and analytics'
-    said = await _cardroom(env, "rebuild")
-    for shard in (0, 1):
-        assert f"projector (shard {shard})" in said, said
-    assert "NO" not in said, said
-    try:
-        reports = await _rebuild_counts(urls)
-        assert reports == [len(streams[0]), len(streams[1])]
+            for p in processes.values():
+                p.stop()
+        # two relays of each shard take turns without a failure (the one behind takes up the
+        # other's checkpoint)
+        for relay in ("relay0", "relay1"):
+            said = (tmp_path / f"{relay}.log").read_text(errors="replace")
+            assert "Traceback" not in said, said[-3000:]
+        # the operator's rebuild: every shard's read models from its own events, and analytics'
+        said = await _cardroom(env, "rebuild")
+        for shard in (0, 1):
+            assert f"projector (shard {shard})" in said, said
+        assert "NO" not in said, said
+        # a replay reads its game's shard; the status sums the shards
+        for shard in (0, 1):
+            game = next(t.game for t in runner.tables if shard_index(t.game) == shard)
+            replay = json.loads(await _cardroom(env, "replay", game, "--json"))
+            assert len(replay["events"]) == len(await shards.of(game).read_stream(game))
+            assert replay["final"]["status"] == "finished"
+        status = await _cardroom(env, "status", "--once")
+        assert re.search(rf"highcard\W+finished\W+{len(runner.tables)}\W", status), status
+        assert await _rebuild_counts(urls) == [len(streams[0]), len(streams[1])]
     finally:
         await shards.close()
 
