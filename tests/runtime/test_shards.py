@@ -3,6 +3,7 @@ gamemaster may name (cardroom_runtime.shards)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -131,3 +132,46 @@ async def test_scatter_runs_each_shards_share_once_and_answers_in_order() -> Non
     ]
     # shard 1 had nothing: not asked
     assert sorted(calls) == [("store0", ["g1", "g2"]), ("store2", ["s2-a", "s2-b"])]
+
+
+async def test_every_shard_must_answer_before_anything_starts(
+    database_url: str, tmp_path: Path
+) -> None:
+    from cardroom_runtime.discovery import DiscoveryError, discover
+    from cardroom_runtime.embedded import free_port
+
+    port = free_port()
+    missing = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    settings = Settings(database_url=f"{database_url},{missing}", data_dir=tmp_path)
+    with pytest.raises(DiscoveryError, match=rf"CARDROOM_DATABASE_URL=.*:{port}.*cannot be used"):
+        await discover(settings, probe_timeout=1)
+
+
+def test_the_status_of_several_shards_is_their_sum() -> None:
+    from cardroom_eventstore.status import Snapshot, TableCount, combined
+
+    one = Snapshot(
+        tables=[TableCount("take5", "playing", 2, 8, 1)],
+        gates_waiting=3,
+        oldest_gate_seconds=1.5,
+        relay_behind=4,
+        projector_behind=5,
+        events_last_minute=60,
+    )
+    two = Snapshot(
+        tables=[TableCount("take5", "playing", 1, 4, 0), TableCount("papas", "open", 1, 1, 0)],
+        gates_waiting=1,
+        oldest_gate_seconds=7.0,
+        relay_behind=0,
+        projector_behind=2,
+        events_last_minute=40,
+    )
+    assert combined([one]) is one
+    assert combined([one, two]) == Snapshot(
+        tables=[TableCount("papas", "open", 1, 1, 0), TableCount("take5", "playing", 3, 12, 1)],
+        gates_waiting=4,
+        oldest_gate_seconds=7.0,
+        relay_behind=4,
+        projector_behind=7,
+        events_last_minute=100,
+    )
