@@ -62,12 +62,10 @@ class Shards:
     #: game: :class:`WireError` ``unknown_game``.
     of: Callable[[str], EventStore]
 
-    def __init__(self, stores: Sequence[EventStore], urls: Sequence[str] = ()) -> None:
+    def __init__(self, stores: Sequence[EventStore]) -> None:
         if not stores:
             raise ValueError("no shards")
         self.stores: tuple[EventStore, ...] = tuple(stores)
-        #: the shards' URLs, in order (empty when the stores were made elsewhere)
-        self.urls: tuple[str, ...] = tuple(urls)
         only = self.stores[0]
         self.of = (lambda game: only) if len(self.stores) == 1 else self._of
         self._turn = itertools.cycle(range(len(self.stores)))
@@ -88,20 +86,13 @@ class Shards:
             for store in stores:
                 await store.close()
             raise
-        return cls(stores, urls)
+        return cls(stores)
 
     def _of(self, game: str) -> EventStore:
         index = shard_index(game)
         if index >= len(self.stores):
             raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
         return self.stores[index]
-
-    def index(self, game: str) -> int:
-        """The shard index of ``game``; ValueError when this deployment has no such shard."""
-        index = shard_index(game)
-        if index >= len(self.stores):
-            raise ValueError(f"game {game!r} names shard {index}; there are {len(self.stores)}")
-        return index
 
     def new_game_id(self) -> str:
         """An id for a new game, on the next shard in turn (so every shard, a new one too,
