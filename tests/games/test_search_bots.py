@@ -42,6 +42,8 @@ from cardroom_games.macaua.search import (
     plain_of,
     plain_view,
 )
+from cardroom_games.papas import HeuristicBot as PapasHeuristic
+from cardroom_games.papas.search import rollout_view
 from cardroom_games.sixtysix.search import SixtySixDeterminizer
 from cardroom_mentalpoker import MACAUA_CARDS
 from cardroom_runtime.games import load_games
@@ -190,6 +192,34 @@ def test_the_66_stop_counts_are_the_stops_the_others_made(protocol: str) -> None
     assert d.stops == {seat: n for seat, n in stops.items() if seat != 0}
     assert all(d.turns.get(seat, 0) >= n for seat, n in d.stops.items())
     assert d.stop_rate(1) > d.stop_rate(2)  # the random player stops far more often
+
+
+def test_papas_rollout_view_is_the_view_the_heuristic_reads() -> None:
+    """The playouts' cheap view of a seat holds exactly the full view's values in every field
+    it has, and the heuristic bot chooses the same from both."""
+    rules = registry.get("papas")
+    compared = 0
+    for seed in range(4):
+        for local, _ in _positions("papas", seed, 10):
+            truth = local.state.game
+            for player in SEATS:
+                actions = rules.actions(truth, player)
+                if not actions:
+                    continue
+                full = rules.view(truth, player)
+                cheap = rollout_view(truth, player)
+                for field, value in cheap.items():
+                    if field == "seats":
+                        assert list(value) == full[field]
+                    elif field in ("play", "selection") and value is not None:
+                        assert value.items() <= full[field].items()
+                    else:
+                        assert value == full[field], field
+                bot = PapasHeuristic(player)
+                choices = [bot.choose(v, actions, random.Random(seed)) for v in (full, cheap)]
+                assert choices[0] == choices[1]
+                compared += 1
+    assert compared >= 20
 
 
 # -- Macaua ---------------------------------------------------------------------------------
