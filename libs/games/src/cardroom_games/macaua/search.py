@@ -412,7 +412,11 @@ class MacauaSearchBot(HeuristicBot):
         options: list[dict[str, Any]] = []
         for play in plays:
             cards = [c for _, c in play]
-            options.append({"kind": "play", "cards": cards, "suit": _declare(codes, cards)})
+            declared = _declare(codes, cards)
+            # an Ace's suit is a choice too: the heuristic's first (the prior picks the first
+            # of equal plays), then the others
+            for suit_ in [declared, *(s for s in SUITS if s != declared)] if declared else [None]:
+                options.append({"kind": "play", "cards": cards, "suit": suit_})
         options.append({"kind": "draw"})
         choice = self.search.choose(plain, options, rng)
         if choice.get("kind") == "draw":
