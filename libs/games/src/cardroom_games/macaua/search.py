@@ -18,7 +18,8 @@ opened (the determinizer sees nothing else); a determinization deals the cards t
 neither its hand nor the discard pile at random, as many to each other player as it holds,
 the rest to the fresh pile in a random order.
 
-The search chooses among the legal plays of the bot's hand and the draw; the move is then
+The search chooses among the legal plays of the bot's hand (a play of an Ace once for each
+suit it may declare) and the draw; the move is then
 made exactly as the heuristic bot makes its own (:meth:`.bots.MacauaBot.play_move`, signed,
 with the keys of the chosen cards). The search is paired (every option in every
 determinization, on the same random numbers) with the heuristic bot's choice as its prior:
