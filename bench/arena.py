@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from common import DecisionClock
+
 KINDS = ["search", "heuristic", "random"]
 CONFIGS: dict[str, dict[str, Any]] = {
     "take5": {"win_score": 66},
@@ -49,7 +51,6 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
     """Game ``index``: the ranking by kind, and the search bot's seconds over its timed
     decisions."""
     from cardroom_engine import registry
-    from cardroom_engine.search import SearchBot
     from cardroom_engine.simulate import bots_chooser, play
     from cardroom_runtime.games import load_games
 
@@ -58,36 +59,22 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
     kinds = seating(index)
     seats = [f"{kind}-{i}" for i, kind in enumerate(kinds)]
     made = {p: rules.bots[k](p) for p, k in zip(seats, kinds, strict=True)}
-    spent = 0.0
-    timed = 0
+    clock = DecisionClock()
     for bot in made.values():
-        inner = getattr(bot, "search", None)
-        searcher = inner if isinstance(inner, SearchBot) else bot
-        if not isinstance(searcher, SearchBot):
+        searcher = clock.searcher(bot)
+        if searcher is None:
             continue
         for knob in filter(None, os.environ.get("ARENA_SET", "").split(",")):
             name, value = knob.split("=")
             setattr(searcher, name.strip(), type(getattr(searcher, name.strip()))(float(value)))
-        choose = searcher.choose
-
-        def clocked(view: Any, actions: Any, rng: Any, choose: Any = choose) -> Any:
-            nonlocal spent, timed
-            t0 = time.perf_counter()
-            try:
-                return choose(view, actions, rng)
-            finally:
-                if len(actions) > 1:
-                    spent += time.perf_counter() - t0
-                    timed += 1
-
-        searcher.choose = clocked  # type: ignore[method-assign]
+        clock.wrap(searcher)
     keys = {p: k for p, b in made.items() if isinstance(k := getattr(b, "verify_key", None), str)}
     chooser = bots_chooser(rules, dict(zip(seats, kinds, strict=True)), made)
     local = play(rules, seats, random.Random(index), CONFIGS[game], chooser, keys=keys or None)
     outcome = local.outcome
     assert outcome is not None
     ranking = [[p.split("-")[0] for p in group] for group in outcome.ranking]
-    return ranking, spent, timed
+    return ranking, clock.spent, clock.count
 
 
 def rate(rankings: list[list[list[str]]]) -> dict[str, Any]:

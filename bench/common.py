@@ -225,3 +225,36 @@ async def watchdog(seconds: float) -> None:
 
 def start_watchdog() -> None:
     asyncio.get_running_loop().create_task(watchdog(env_float("BENCH_WATCHDOG", 900)))
+
+
+class DecisionClock:
+    """Times a search bot's decisions: choices among two actions or more (a forced move
+    costs nothing and would flatter the figure)."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self.count = 0
+
+    def searcher(self, bot: Any) -> Any:
+        """What searches in ``bot``: the bot itself, or (Macaua, whose moves are built around
+        the search) its ``search``; ``None`` for a bot that does not search."""
+        from cardroom_engine.search import SearchBot
+
+        inner = getattr(bot, "search", None)
+        found = inner if isinstance(inner, SearchBot) else bot
+        return found if isinstance(found, SearchBot) else None
+
+    def wrap(self, searcher: Any) -> None:
+        """Time every decision ``searcher.choose`` makes from now on."""
+        choose = searcher.choose
+
+        def clocked(view: Any, actions: Any, rng: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return choose(view, actions, rng)
+            finally:
+                if len(actions) > 1:
+                    self.spent += time.perf_counter() - t0
+                    self.count += 1
+
+        searcher.choose = clocked

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common import (
+    DecisionClock,
     Report,
     env_int,
     env_list,
@@ -48,15 +49,6 @@ def separated(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return float(a["mu"]) - float(b["mu"]) > 2 * math.hypot(float(a["sigma"]), float(b["sigma"]))
 
 
-def _searcher(bot: Any) -> Any:
-    """What searches in a bot: the bot itself, or (Macaua, whose moves are built around the
-    search) its ``search``."""
-    from cardroom_engine.search import SearchBot
-
-    inner = getattr(bot, "search", None)
-    return inner if isinstance(inner, SearchBot) else bot
-
-
 def move_time(game: str, config: dict[str, Any]) -> tuple[float, int]:
     """Seconds per decision of the search bot at its default strength (a choice among two
     actions or more; in-memory games of search bots only), and how many were timed."""
@@ -67,28 +59,15 @@ def move_time(game: str, config: dict[str, Any]) -> tuple[float, int]:
 
     rules = registry.get(game)
     made = {p: rules.bots["search"](p) for p in ("s0", "s1", "s2")}
-    spent = 0.0
-    choices = 0
-
+    clock = DecisionClock()
     for bot in made.values():
-        searcher = _searcher(bot)
-        inner = searcher.choose
-
-        def timed(view: Any, actions: Any, rng: Any, inner: Any = inner) -> Any:
-            nonlocal spent, choices
-            t0 = time.perf_counter()
-            try:
-                return inner(view, actions, rng)
-            finally:
-                if len(actions) > 1:
-                    spent += time.perf_counter() - t0
-                    choices += 1
-
-        searcher.choose = timed
+        searcher = clock.searcher(bot)
+        if searcher is not None:
+            clock.wrap(searcher)
     keys = {p: k for p, b in made.items() if isinstance(k := getattr(b, "verify_key", None), str)}
     chooser = bots_chooser(rules, dict.fromkeys(made, "search"), made)
     play(rules, list(made), random.Random(1), config, chooser, keys=keys or None)
-    return spent / max(choices, 1), choices
+    return clock.spent / max(clock.count, 1), clock.count
 
 
 @dataclass
