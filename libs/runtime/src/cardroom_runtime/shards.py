@@ -89,10 +89,17 @@ class Shards:
         return cls(stores)
 
     def _of(self, game: str) -> EventStore:
+        return self.stores[self.index_of(game)]
+
+    def index_of(self, game: str) -> int:
+        """The position in :attr:`stores` of the shard that holds ``game``, as :attr:`of`
+        finds it (with one shard, 0 whatever the id)."""
+        if len(self.stores) == 1:
+            return 0
         index = shard_index(game)
         if index >= len(self.stores):
             raise WireError(ErrorCode.UNKNOWN_GAME, f"no game {game!r}")
-        return self.stores[index]
+        return index
 
     def new_game_id(self) -> str:
         """An id for a new game, on the next shard in turn (so every shard, a new one too,
@@ -124,7 +131,10 @@ class Shards:
         run: Callable[[EventStore, list[T]], Awaitable[list[R]]],
     ) -> list[R]:
         """``run`` on each shard's share of ``items`` (one call per shard that has some, all
-        at once); its results (one per item) back in the items' order."""
+        at once); its results (one per item) back in the items' order. With one shard,
+        ``run`` on every item, nothing split."""
+        if len(self.stores) == 1:
+            return await run(self.stores[0], list(items))
         parts = self.split(list(enumerate(items)), lambda item: game(item[1]))
         busy = [(store, part) for store, part in zip(self.stores, parts, strict=True) if part]
         done = await asyncio.gather(*(run(store, [i for _, i in part]) for store, part in busy))

@@ -103,13 +103,11 @@ class AckTracker(Service):
     def _acks(self) -> Batcher[tuple[str, int, str], AckResult]:
         # acks that arrive while a batch is being written go together in the next statement
         if self._batcher is None:
-            shards = self.shards
-            ack_many = shards.stores[0].ack_many if len(shards) == 1 else self._ack_shards
-            self._batcher = Batcher(ack_many, ACK_BATCH)
+            self._batcher = Batcher(self._ack_shards, ACK_BATCH)
         return self._batcher
 
     async def _ack_shards(self, acks: list[tuple[str, int, str]]) -> list[AckResult]:
-        """Acks of games in several shards: one statement per shard, at once."""
+        """One statement per shard that has acks in the batch, at once."""
         return await self.shards.scatter(acks, _game_of, _ack_many)
 
     def register(self) -> None:

@@ -174,11 +174,8 @@ class Gamemaster(Service):
     async def _append_group(
         self, batches: list[Append]
     ) -> list[list[RecordedEvent] | EventStoreError]:
-        shards = self.shards
-        if len(shards) == 1:
-            return await self._append_shard(shards.stores[0], batches)
         # one statement per shard, at once
-        return await shards.scatter(batches, _stream_of, self._append_shard)
+        return await self.shards.scatter(batches, _stream_of, self._append_shard)
 
     @staticmethod
     async def _append_shard(
@@ -192,9 +189,7 @@ class Gamemaster(Service):
         """The deadline writer of the game's shard."""
         if not self._deadlines:
             self._deadlines = [DeadlineWriter(store.relaxed) for store in self.shards.stores]
-        if len(self._deadlines) == 1:
-            return self._deadlines[0]
-        return self._deadlines[self.shards.stores.index(self.store_of(game))]
+        return self._deadlines[self.shards.index_of(game)]
 
     def register(self) -> None:
         s = self.subjects
@@ -593,15 +588,10 @@ class Gamemaster(Service):
     async def _list_tables(self, lst: ListTables) -> list[dict[str, Any]]:
         """The lobby's listing: every shard's tables (each shard's listing is in its own
         read models), merged."""
-        stores = self.shards.stores
-        if len(stores) == 1:
-            return await readmodels.list_tables(
-                stores[0].engine, game_type=lst.game_type, status=lst.status
-            )
         found = await asyncio.gather(
             *(
                 readmodels.list_tables_dated(store.engine, lst.game_type, lst.status)
-                for store in stores
+                for store in self.shards.stores
             )
         )
         merged = sorted(
