@@ -74,6 +74,10 @@ async def test_bots_need_the_header_a_valid_count_and_a_real_table(web_stack: We
     assert reply["error"]["code"] == "bad_id"
     status, reply = await get_json(web_stack.url + "api/public?game=nosuchgame")
     assert status == 404
+    # an id naming a shard this cardroom lacks names no table either
+    status, reply = await get_json(web_stack.url + "api/public?game=s7-nosuchgame")
+    assert status == 404
+    assert reply["error"]["code"] == "unknown_game"
 
 
 async def test_the_bridge_carries_the_nats_protocol_and_nothing_else(web_stack: WebStack) -> None:
