@@ -58,10 +58,10 @@ run: install web ## Start everything: NATS, PostgreSQL (found or embedded), ever
 test: install web ## Run the whole test suite (finds or starts NATS and PostgreSQL itself)
 	$(UV_RUN) pytest
 
-lint: install ## ruff, mypy (strict) on libs/, services/ and src/, import contracts, the compose file
+lint: install ## ruff, mypy (strict) on libs/, services/, src/ and bench/, import contracts, the compose file
 	$(UV_RUN) ruff check .
 	$(UV_RUN) ruff format --check .
-	$(UV_RUN) mypy libs services src
+	MYPYPATH=tests $(UV_RUN) mypy libs services src bench
 	$(UV_RUN) lint-imports
 	$(COMPOSE_CHECK) -f $(COMPOSE_FILE) config -q
 

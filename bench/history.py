@@ -45,6 +45,12 @@ def _d(d: Any, *keys: str) -> Any:
     return d
 
 
+def _map(d: dict[str, Any], key: str) -> dict[str, Any]:
+    """``d[key]`` when it is a mapping, else an empty one (a field missing from an older run)."""
+    value = d.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _target(d: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     """The target's bound(s) and its verdict, from ``{"..._at_least": x, "verdict": v}``."""
     target = d.get("target")
@@ -103,14 +109,14 @@ def _replay_parts(d: dict[str, Any]) -> Parts:
 
 
 def _engine_parts(d: dict[str, Any]) -> Parts:
-    games = d.get("games") if isinstance(d.get("games"), dict) else {}
+    games = _map(d, "games")
     figures = {n: _d(g, "events_per_second") for n, g in sorted(games.items())}
     floors = {n: _d(g, "floor_state_copies_per_second") for n, g in sorted(games.items())}
     return figures, floors, None
 
 
 def _memory_parts(d: dict[str, Any]) -> Parts:
-    results = d.get("results") if isinstance(d.get("results"), dict) else {}
+    results = _map(d, "results")
 
     def kib(r: Any, key: str) -> Any:
         value = _d(r, key)
@@ -156,15 +162,15 @@ def _recovery_parts(d: dict[str, Any]) -> Parts:
     """Per service killed: the slowest game's seconds until it moved again; the floor: the
     same wait with nothing killed."""
     bounds, v = _target(d)
-    worst = d.get("recovery_s") if isinstance(d.get("recovery_s"), dict) else {}
+    worst = _map(d, "recovery_s")
     return {f"{n}_s": s for n, s in worst.items()}, {"floor_s": d.get("floor_s"), **bounds}, v
 
 
 def _footprint_parts(d: dict[str, Any]) -> Parts:
     """Per service: KiB of resident memory a game in play; the floor: its idle MiB."""
     bounds, v = _target(d)
-    per = d.get("kib_per_game") if isinstance(d.get("kib_per_game"), dict) else {}
-    idle = d.get("rss_idle_bytes") if isinstance(d.get("rss_idle_bytes"), dict) else {}
+    per = _map(d, "kib_per_game")
+    idle = _map(d, "rss_idle_bytes")
     floors = {f"{n}_idle_mib": b / 2**20 for n, b in idle.items() if isinstance(b, int | float)}
     return {f"{n}_kib": k for n, k in per.items()}, {**floors, **bounds}, v
 
@@ -191,12 +197,12 @@ def _compact(x: Any) -> Any:
 def summary(result: dict[str, Any]) -> dict[str, Any]:
     """The kept line of one run from its full result (``common.Report.write``'s dict)."""
     name = str(result["benchmark"])
-    git = result.get("git") if isinstance(result.get("git"), dict) else {}
+    git = _map(result, "git")
     sizes = result.get("sizes")
     if not isinstance(sizes, dict):  # an older result: what it has at its top level
         sizes = {k: result[k] for k in OLD_SIZES if isinstance(result.get(k), int | float)}
     settings = dict(result.get("settings") or {})
-    machine = result.get("machine") if isinstance(result.get("machine"), dict) else {}
+    machine = _map(result, "machine")
     for key, value in (
         ("cpus", machine.get("cpus")),
         ("load_before", _d(machine, "loadavg_before") and machine["loadavg_before"][0]),
