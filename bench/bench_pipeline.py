@@ -15,7 +15,7 @@
   after a 2 ms pause each, beside a one-game-type latency (the test game): that floor is
   still printed ("old floor").
 
-Target: p50 at most 3x the floor's p50 (this run's figures beside it).
+Target: p50 at most ``TARGET`` (1.5) times the floor's p50 (this run's figures beside it).
 
 The services run as separate OS processes, as deployed. Throughput under many concurrent
 games is bench_throughput.py.
