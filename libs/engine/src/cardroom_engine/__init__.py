@@ -4,7 +4,7 @@ Pure: no I/O, no asyncio, no clocks. Services feed it commands, acks and randomn
 persist what it returns.
 """
 
-from . import inputs, numbering
+from . import inputs, numbering, steps
 from .game import (
     NEW_TABLE,
     Bot,
@@ -70,4 +70,5 @@ __all__ = [
     "numbering",
     "parse_command",
     "registry",
+    "steps",
 ]
