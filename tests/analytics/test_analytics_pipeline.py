@@ -100,8 +100,8 @@ async def test_replay_equals_the_recorded_outcome_and_what_was_sent(
         recorded = await _ask(cardroom, "game", {"game": game})
         assert recorded["game"]["outcome"] == replayed.recorded == replayed.derived
         assert recorded["game"]["events"] == len(records)
-        tables = await readmodels.list_tables(store.engine, game_type="highcard", limit=1000)
-        assert [t for t in tables if t["game"] == game] == [replayed.state.summary()]
+        tables = await readmodels.list_tables_dated(store.engine, "highcard", limit=1000)
+        assert [t for _, t in tables if t["game"] == game] == [replayed.state.summary()]
         for player in replayed.state.seats:
             notes, view, actions = seen_by(records, player)
             owed = set(await store.pending_for_player(game, player))

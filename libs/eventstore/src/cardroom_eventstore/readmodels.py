@@ -394,25 +394,14 @@ async def get_view(engine: AsyncEngine, game_id: str, player_id: str) -> StoredV
 LIST_LIMIT = 100  # tables a lobby listing shows at most
 
 
-async def list_tables(
-    engine: AsyncEngine,
-    *,
-    game_type: str | None = None,
-    status: str | None = None,
-    limit: int = LIST_LIMIT,
-) -> list[dict[str, Any]]:
-    """The tables' summaries, the last changed first."""
-    return [summary for _, summary in await list_tables_dated(engine, game_type, status, limit)]
-
-
 async def list_tables_dated(
     engine: AsyncEngine,
     game_type: str | None = None,
     status: str | None = None,
     limit: int = LIST_LIMIT,
 ) -> list[tuple[datetime, dict[str, Any]]]:
-    """:func:`list_tables` with each table's last change, so that the listings of several
-    shards merge in one order."""
+    """The tables' summaries, the last changed first, each with its last change, so that the
+    listings of several shards merge in one order."""
     query = (
         sa.select(tables.c.updated_at, tables.c.summary)
         .order_by(tables.c.updated_at.desc())

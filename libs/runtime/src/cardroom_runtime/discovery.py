@@ -225,11 +225,6 @@ class Services:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _closed: bool = field(default=False, repr=False)
 
-    @property
-    def database_admin_dsn(self) -> str:
-        """The admin URL in asyncpg/libpq form."""
-        return asyncpg_dsn(self.database_admin_url)
-
     def describe(self) -> str:
         """One line per server: where it came from."""
         return f"PostgreSQL: {self.database_source}\nNATS: {self.nats_source}"

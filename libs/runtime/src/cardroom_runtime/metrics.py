@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from cardroom_eventstore.stats import GROUP_BUCKETS, STATS
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -63,7 +63,7 @@ from prometheus_client.registry import Collector
 
 from .edge import Edge
 
-__all__ = ["BUCKETS", "Counter", "FollowerLags", "Gauge", "Histogram", "Metrics", "outcome_of"]
+__all__ = ["BUCKETS", "Counter", "FollowerLags", "Histogram", "Metrics", "outcome_of"]
 
 log = logging.getLogger("cardroom.metrics")
 M = TypeVar("M")
@@ -215,10 +215,6 @@ class Metrics:
             name,
             lambda: Histogram(name, doc, list(labels), buckets=buckets, registry=self.registry),
         )
-
-    def gauge(self, name: str, doc: str, labels: Iterable[str] = ()) -> Gauge:
-        """A gauge of a service's own."""
-        return self._once(name, lambda: Gauge(name, doc, list(labels), registry=self.registry))
 
     def follower_lags(self) -> FollowerLags:
         """The gauges of the followers' lag, registered on this registry (set ``lags``)."""
