@@ -64,7 +64,9 @@ Rows = dict[str, dict[tuple[Any, ...], dict[str, Any]]]
 # A worker process reads its chunks' events on a connection of its own: they are committed
 # and never change (each game's up to its checkpoint, which the parent holds locked), and
 # sending them from the parent through the pool's pipe (about 100 bytes of JSON per event)
-# cost more CPU in both processes than the read itself (bench/README.md, "Session 7").
+# costs more CPU in both processes than the read itself (bench/README.md, "the rebuild's
+# CPU": the pipe). The worker is forked from inside the parent's running loop; asyncio
+# ties a running loop to the process that runs it, so the worker runs a loop of its own.
 _worker_db: tuple[asyncio.AbstractEventLoop, Any] | None = None
 
 
@@ -74,9 +76,6 @@ def _start_worker(connect_args: dict[str, Any]) -> None:
     global _worker_db
     import asyncpg
 
-    # forked from inside the parent's running loop, which Python 3.11 does not forget in the
-    # child (3.12 does): this process runs a loop of its own
-    asyncio.events._set_running_loop(None)
     loop = asyncio.new_event_loop()
     _worker_db = (loop, loop.run_until_complete(asyncpg.connect(**connect_args)))
     # a pool's worker leaves through multiprocessing's exit, which runs these
