@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import json
 import multiprocessing
 import multiprocessing.util
 import os
@@ -41,9 +40,10 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-import orjson
+from cardroom_eventstore.jsontext import json_value
 from cardroom_eventstore.log import History, read_histories
 from cardroom_eventstore.readmodels import PROJECTOR_TABLES as PROJECTOR_TABLES
+from cardroom_wire import dumps
 
 if TYPE_CHECKING:
     from cardroom_eventstore import EventStore
@@ -151,16 +151,7 @@ def _key(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
 
 def _as_stored(value: Any) -> Any:
     """What ``value`` reads back as from a jsonb column (tuples become lists, and so on)."""
-    return _loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
-
-
-def _loads(text: str | bytes) -> Any:
-    # orjson: a third of the standard library's time, most of a fold's decoding; it refuses
-    # integers beyond 64 bits, which the standard library reads
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
+    return json_value(dumps(value))
 
 
 def _rebuilt_rows(
@@ -262,7 +253,7 @@ def _fold(job: _Job) -> _Folded:
         columns = job.live_columns[table]
         for record in records:
             row = {
-                k: _loads(v) if k in _JSON_COLUMNS else v
+                k: json_value(v) if k in _JSON_COLUMNS else v
                 for k, v in zip(columns, record, strict=True)
             }
             live[row["game_id"]][table][_key(table, row)] = row
@@ -274,13 +265,13 @@ def _fold(job: _Job) -> _Folded:
     for game, (game_type, events) in read.items():
         entries: list[Entry] = []
         for version, type_, text, sent_to in events:
-            data = _loads(text)
+            data = json_value(text)
             data["type"] = type_  # {**data, "type": type_} without the copy: data is ours
             to = None
             if sent_to is not None:
                 to = addressees.get(sent_to)
                 if to is None:
-                    to = addressees[sent_to] = _loads(sent_to)
+                    to = addressees[sent_to] = json_value(sent_to)
             entries.append((version, data, to))
         entries.sort(key=itemgetter(0))  # in order already (one pass): read_histories
         history[game] = (game_type, entries)

@@ -302,10 +302,11 @@ def parse(model: type[M], payload: Any) -> M:
         raise WireError(code, describe_validation(exc)) from None
 
 
-def dumps(obj: BaseModel | dict[str, Any]) -> bytes:
-    """Compact JSON, UTF-8. orjson: the standard library's encoder took 10-20% of the
-    services' CPU (every notification, reply and event); what orjson refuses (integers
-    beyond 64 bits) goes through the standard library."""
+def dumps(obj: BaseModel | Any) -> bytes:
+    """Compact JSON, UTF-8: a model, or any JSON value (dict keys that are not strings
+    become strings). orjson, because the standard library's encoder is a large share of a
+    service's CPU (every notification, reply and event: bench/README.md, "JSON"); what
+    orjson refuses (integers beyond 64 bits) goes through the standard library."""
     if isinstance(obj, BaseModel):
         return obj.model_dump_json().encode()
     try:
