@@ -26,8 +26,8 @@ where a statement is clearer as SQL. Both write SQL with ``:name`` parameters.
 
 Durability. Events, acknowledgements and everything owed with them commit durably. Derived
 data whose loss its reader repairs (deadlines, a gate's handled mark, the projector's output
-with its checkpoints) is written on the ``relaxed`` pool, whose commits do not wait for the
-WAL flush.
+with its checkpoints, the relay's checkpoint) is written on the ``relaxed`` pool, whose
+connections are set not to wait for the WAL flush: the one way a commit here skips it.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -44,7 +44,7 @@ from .model import (
     RecordedEvent,
 )
 from .store import EventStore
-from .tracking import Tracking, TrackingMany
+from .tracking import RelaxedTracking, Tracking, TrackingMany
 
 if TYPE_CHECKING:
     from .memory import InMemoryEventStore
@@ -71,6 +71,7 @@ __all__ = [
     "InMemoryEventStore",
     "NewEvent",
     "RecordedEvent",
+    "RelaxedTracking",
     "Tracking",
     "TrackingMany",
 ]

@@ -3,13 +3,16 @@
 A follower's output and its checkpoint commit in one transaction (exactly-once effects):
 :meth:`Checkpoints.tracking` locks one record on a SQLAlchemy connection,
 :meth:`Checkpoints.tracking_many` several (a projector's batch of games) on a raw asyncpg
-connection of the relaxed pool.
+connection of the relaxed pool. A commit that need not wait for the WAL flush is one on
+the relaxed pool, whose connections are set so (``EventStore.relaxed``): one record too,
+with ``tracking(name, durable=False)``.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Literal, overload
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -97,7 +100,21 @@ class Tracking:
         self.position = position
 
 
-_RELAXED = text("SET LOCAL synchronous_commit = off")
+class RelaxedTracking:
+    """One tracking record locked in a transaction on the relaxed pool, whose commit does
+    not wait for the WAL flush (see :meth:`Checkpoints.tracking`): ``conn`` is that
+    transaction's asyncpg connection."""
+
+    def __init__(self, many: TrackingMany, name: str) -> None:
+        self.conn = many.conn
+        self.name = name
+        self.position = many.positions[name]
+        self._many = many
+
+    async def advance(self, position: int) -> None:
+        """Record that everything up to ``position`` is processed (commits with the block)."""
+        await self._many.advance({self.name: position})
+        self.position = position
 
 
 class Checkpoints:
@@ -124,20 +141,39 @@ class Checkpoints:
         async with self._autocommit.connect() as conn:
             return [(str(n), int(p)) for n, p in (await conn.execute(query)).all()]
 
-    @asynccontextmanager
-    async def tracking(self, name: str, *, durable: bool = True) -> AsyncIterator[Tracking]:
+    @overload
+    def tracking(
+        self, name: str, *, durable: Literal[True] = ...
+    ) -> AbstractAsyncContextManager[Tracking]: ...
+
+    @overload
+    def tracking(
+        self, name: str, *, durable: bool = ...
+    ) -> AbstractAsyncContextManager[Tracking | RelaxedTracking]: ...
+
+    def tracking(
+        self, name: str, *, durable: bool = True
+    ) -> AbstractAsyncContextManager[Tracking | RelaxedTracking]:
         """A transaction with the tracking record ``name`` locked; see :class:`Tracking`.
 
         Commits when the block ends, rolls back (checkpoint included) when it raises.
-        ``durable=False``: the commit does not wait for the WAL flush, for a follower whose
-        effects are idempotent elsewhere (the relay: JetStream drops what it publishes
-        again), so that losing the checkpoint in a database crash only means doing it again.
+        ``durable=False``: on the relaxed pool (a :class:`RelaxedTracking`), whose commit
+        does not wait for the WAL flush, for a follower whose effects are idempotent
+        elsewhere (the relay: JetStream drops what it publishes again), so that losing the
+        checkpoint in a database crash only means doing it again.
         """
+        return self._durable(name) if durable else self._relaxed(name)
+
+    @asynccontextmanager
+    async def _durable(self, name: str) -> AsyncIterator[Tracking]:
         async with self.engine.begin() as conn:
-            if not durable:
-                await conn.execute(_RELAXED)
             position = await conn.scalar(_TRACK, {"name": name})
             yield Tracking(conn, name, int(position or 0))
+
+    @asynccontextmanager
+    async def _relaxed(self, name: str) -> AsyncIterator[RelaxedTracking]:
+        async with self.tracking_many([name]) as many:
+            yield RelaxedTracking(many, name)
 
     @asynccontextmanager
     async def tracking_many(self, names: Collection[str]) -> AsyncIterator[TrackingMany]:
