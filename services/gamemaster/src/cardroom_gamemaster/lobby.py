@@ -1,0 +1,142 @@
+"""The lobby: tables created, joined, started, listed and read; guests registered and their
+tokens renewed (``<root>.lobby.<verb>.<asker>``).
+
+The asker is the player a request acts for (for ``register``, a guest's nonce): the broker
+lets a player publish only as itself, so the actor comes from the subject, never from the
+body. A join or a start is a unit of work on the game like a command
+(:class:`~.session.Sessions`); a create appends the game's first events (a game id taken
+already is ``conflict``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from typing import Any
+
+from cardroom_engine import Event, Table, TableState, registry
+from cardroom_eventstore import Append, ConcurrencyError, NewEvent, readmodels
+from cardroom_runtime.shards import Shards
+from cardroom_wire import (
+    CreateTable,
+    ErrorCode,
+    JoinTable,
+    ListTables,
+    Register,
+    RenewToken,
+    StartTable,
+    WireError,
+    ok,
+)
+
+from .credentials import Credentials
+from .session import Loaded, Sessions
+
+
+class Lobby:
+    def __init__(
+        self,
+        sessions: Sessions,
+        shards: Callable[[], Shards],
+        credentials: Callable[[], Credentials],
+        rng: random.Random,
+    ) -> None:
+        self.sessions = sessions
+        self._shards = shards  # (read when asked: the host sets them up after the services)
+        self._credentials = credentials  # (read on first use: the secret is asked for then)
+        self.rng = rng
+
+    async def create(self, player: str, req: CreateTable) -> dict[str, Any]:
+        shards = self._shards()
+        if req.game is None:
+            game_id = shards.new_game_id()  # the shard is in the id (cardroom_runtime.shards)
+        else:
+            game_id = req.game
+            shards.check_new(game_id)
+        table = Table(registry.get(req.game_type))
+        events = table.create(game_id, player, req.config, req.seats, key=req.key)
+        sessions = self.sessions
+        async with sessions.lock(game_id):
+            try:
+                await sessions.store_of(game_id).append(
+                    Append(
+                        stream_id=game_id,
+                        stream_type=req.game_type,
+                        expected_version=0,
+                        events=[
+                            NewEvent(e["type"], {k: v for k, v in e.items() if k != "type"})
+                            for e in events
+                        ],
+                    )
+                )
+            except ConcurrencyError:
+                raise WireError(ErrorCode.CONFLICT, f"game {game_id!r} exists already") from None
+            loaded = Loaded(table, table.replay(events))
+            sessions.remember(game_id, loaded)
+            await sessions.deadlines.now(loaded)
+        return ok(game=game_id, table=loaded.state.summary())
+
+    async def join(self, player: str, req: JoinTable) -> dict[str, Any]:
+        """Seat the asker (the key is bound to the asker's own seat: the subject names it)."""
+        key = req.key
+        return await self._change(
+            req.game, player, lambda t, s: t.join(s, player, self.rng, key=key)
+        )
+
+    async def start(self, player: str, req: StartTable) -> dict[str, Any]:
+        return await self._change(req.game, player, lambda t, s: t.start(s, player, self.rng))
+
+    async def _change(
+        self, game: str, player: str, decide: Callable[[Table, TableState], list[Event]]
+    ) -> dict[str, Any]:
+        sessions = self.sessions
+
+        async def change(loaded: Loaded) -> dict[str, Any]:
+            events = decide(loaded.table, loaded.state)
+            appended = await sessions.append(loaded, [(e, {"actor": player}) for e in events])
+            await sessions.after(loaded, appended)
+            await sessions.deadlines.now(loaded)
+            state = loaded.state
+            return ok(game=game, version=state.seen(player), table=state.summary())
+
+        return await sessions.run(game, change, busy="the table is busy; try again")
+
+    async def summary(self, game: str) -> dict[str, Any]:
+        """A table's summary as the store has it now: from the cache when it holds the
+        stored version (one lookup), else read afresh, without the game's lock (anyone may
+        ask, as often as the rate limit lets them) and so without caching what was read."""
+        sessions = self.sessions
+        cached = sessions.cached(game)
+        if cached is not None:
+            state = cached.state
+            if state.version == await sessions.store_of(game).stream_version(game):
+                return state.summary()
+        loaded = await sessions.load(game, fresh=True, remember=False)
+        return loaded.state.summary()
+
+    async def listing(self, lst: ListTables) -> dict[str, Any]:
+        """The lobby's listing: every shard's tables (each shard's listing is in its own
+        read models), merged, and the game types."""
+        found = await asyncio.gather(
+            *(
+                readmodels.list_tables_dated(store.engine, lst.game_type, lst.status)
+                for store in self._shards().stores
+            )
+        )
+        merged = sorted(
+            (row for part in found for row in part), key=lambda row: row[0], reverse=True
+        )
+        tables = [summary for _, summary in merged[: readmodels.LIST_LIMIT]]
+        return ok(tables=tables, game_types=registry.names())
+
+    def register(self, req: Register) -> dict[str, Any]:
+        """A guest's player id and token."""
+        return ok(**self._credentials().register())
+
+    def renew(self, asker: str, req: RenewToken) -> dict[str, Any]:
+        """A fresh token for the request's, which must be the asker's own."""
+        granted = self._credentials().renew(req.token)
+        if granted["player"] != asker:  # a token is renewed only by its own player
+            raise WireError(ErrorCode.BAD_TOKEN, "cannot renew: the token is not yours")
+        return ok(**granted)

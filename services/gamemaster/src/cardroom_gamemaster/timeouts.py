@@ -1,0 +1,85 @@
+"""What happens by itself in a game: a due deadline, and a reconcile.
+
+The timers service sends a deadline with the version it belongs to (``Timeout``); the
+gamemaster runs it in a unit of work on the game (:class:`~.session.Sessions`). What a game's
+own deadline or a turn timeout does is the engine's (``Table.fire``); the ack timeout
+(``acks:<gate>``) marks away everyone who still owes a gating ack of that gate
+(``steps.mark_late_away``), whose acks then stop holding the game (``excuse``), and the house
+plays for them whenever the game waits for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from cardroom_engine import steps
+from cardroom_eventstore.deadlines import ACKS
+
+from .session import Item, Loaded, Sessions
+
+log = logging.getLogger("cardroom.gamemaster")
+
+
+class Timeouts:
+    def __init__(self, sessions: Sessions) -> None:
+        self.sessions = sessions
+
+    async def fire(self, loaded: Loaded, version: int, key: str) -> str:
+        """The deadline ``key`` of ``version`` is due: ``fired`` (it had its effect),
+        ``nothing`` (it changed nothing), ``stale`` (the game has moved past that version or
+        key) or ``deferred`` (the gate is closed: nobody has seen the last update yet)."""
+        table, state = loaded.table, loaded.state
+        if state.version != version:
+            return "stale"
+        if key.startswith(ACKS):
+            return await self._acks(loaded, int(key.removeprefix(ACKS)))
+        if key not in {d.key for d in table.deadlines(state)}:
+            return "stale"
+        if not await self.sessions.gate_open(loaded):
+            return "deferred"  # nobody has seen the last update yet: the game waits
+        # a heavy game's timeout may be CPU work too (Macaua's audit deadline opens every
+        # position the published keys open): off the loop, under the game's lock like decide
+        if table.game.heavy:
+            fired = await asyncio.to_thread(table.fire, state, key, self.sessions.rng)
+        else:
+            fired = table.fire(state, key, self.sessions.rng)
+        items: list[Item] = []
+        for player, events in fired:
+            meta: dict[str, Any] = {"timeout": key}
+            if player is not None:
+                meta |= {"actor": player, "house": True}
+            items += [(e, meta) for e in events]
+        if not items:
+            return "nothing"
+        await self.sessions.after(loaded, await self.sessions.append(loaded, items))
+        return "fired"
+
+    async def _acks(self, loaded: Loaded, gate: int) -> str:
+        """Everyone who still owes a gating ack of ``gate`` (or older) is marked away."""
+        state, game = loaded.state, loaded.state.game_id
+        if state.status != "playing":
+            return "nothing"
+        late = await self.sessions.store_of(game).debtors(game, gate)
+        if not late:
+            return "nothing"
+        released: list[int] = []
+        if away := steps.mark_late_away(loaded.table, state, late):
+            items: list[Item] = [(e, {"reason": "ack_timeout"}) for e in away]
+            released += (await self.sessions.append(loaded, items)).released
+            log.info("%s: %s away (no ack of gate %s)", game, ", ".join(sorted(late)), gate)
+        released += await self.sessions.store_of(game).excuse(game, late & set(loaded.state.away))
+        await self.sessions.advance(loaded, set(released))
+        return "fired"
+
+    async def reconcile(self, loaded: Loaded) -> None:
+        """Excuse the stuck acks of away players (an excuse lost in a crash), then move on if
+        the gate is open."""
+        state, game = loaded.state, loaded.state.game_id
+        released: list[int] = []
+        if state.status == "playing" and state.away:
+            store = self.sessions.store_of(game)
+            stuck = await store.debtors(game) & set(state.away)
+            released = await store.excuse(game, stuck)
+        await self.sessions.advance(loaded, set(released))

@@ -1,0 +1,191 @@
+"""The gamemaster's handlers on the in-memory event store: no PostgreSQL, no NATS.
+
+The service is the real one; only its two ways out to NATS are replaced: the notifications it
+publishes are collected in a list, and deadline hints are dropped. Acks are paid into the
+store as the acktracker would, and a release is handed to ``on_release`` as the acktracker
+publishes it. A second gamemaster on the same store is another instance's concurrent writer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import pytest
+from cardroom_engine import AWAY, Rejection, registry
+from cardroom_eventstore import Append, EventStore, NewEvent
+from cardroom_eventstore.memory import InMemoryEventStore
+from cardroom_gamemaster import Gamemaster
+from cardroom_runtime.host import Runtime
+from cardroom_wire import DeadlineHint, ErrorCode, Release, Subjects, WireError, dumps
+from faststream.nats import NatsBroker
+from support.highcard import BET_PLACED, GAME
+
+if "highcard" not in registry:
+    registry.register(GAME)
+
+SUBJECTS = Subjects("unit")
+
+
+class Recorded(Gamemaster):
+    """The gamemaster with its notifications collected instead of published."""
+
+    def __init__(self, rt: Runtime) -> None:
+        super().__init__(rt)
+        self.sent: list[tuple[str, str, dict[str, Any]]] = []  # (game, player, notification)
+
+    async def _publish(self, game: str, notes: Sequence[tuple[str, int, bytes]]) -> None:
+        self.sent += [(game, player, json.loads(payload)) for player, _, payload in notes]
+
+    async def _hint(self, hint: DeadlineHint) -> None:
+        pass
+
+
+def gamemaster(store: InMemoryEventStore) -> Recorded:
+    rt = Runtime(SUBJECTS, cast(NatsBroker, None), cast(EventStore, store), "", "")
+    return Recorded(rt)
+
+
+async def lobby(gm: Gamemaster, verb: str, asker: str, **body: Any) -> dict[str, Any]:
+    return await gm.on_lobby(SUBJECTS.lobby(verb, asker), dumps(body))
+
+
+async def command(gm: Gamemaster, game: str, player: str, **body: Any) -> dict[str, Any]:
+    return await gm.on_command(SUBJECTS.cmd(game, player), dumps(body))
+
+
+async def acknowledge_all(gm: Gamemaster, store: InMemoryEventStore, game: str) -> None:
+    """Every addressee acknowledges what it was sent; each released gate goes to
+    ``on_release``, as the acktracker sends it; until the game waits for a command."""
+    while pending := await store.pending(game):
+        for version, players in sorted(pending.items()):
+            for player in sorted(players):
+                result = await store.ack(game, version, player)
+                if result.released_gate is not None:
+                    release = Release(game=game, version=result.released_gate)
+                    await gm.on_release(SUBJECTS.release, dumps(release.body()))
+
+
+@dataclass
+class Started:
+    """A two-seat high-card table, dealt and acknowledged, waiting for ``mover``."""
+
+    store: InMemoryEventStore
+    gm: Recorded
+    game: str
+    mover: str
+    other: str
+    version: int  # the game's version then
+
+
+@pytest.fixture
+async def started() -> Started:
+    store = InMemoryEventStore()
+    gm = gamemaster(store)
+    game = (await lobby(gm, "create", "alice", game_type="highcard", config={}, seats=2))["game"]
+    await lobby(gm, "join", "bob", game=game)
+    await acknowledge_all(gm, store, game)
+    loaded = await gm.sessions.load(game)
+    movers = loaded.table.movers(loaded.state)
+    assert len(movers) == 1
+    other = next(p for p in ("alice", "bob") if p != movers[0])
+    gm.sent.clear()
+    return Started(store, gm, game, movers[0], other, await store.stream_version(game))
+
+
+async def test_an_accepted_command_is_appended_and_every_addressee_notified(
+    started: Started,
+) -> None:
+    t = started
+    reply = await command(t.gm, t.game, t.mover, type="bet", amount=2, id="c1")
+
+    assert reply["ok"] is True
+    records = await t.store.read_stream(t.game, t.version + 1)
+    assert [r.type for r in records] == [BET_PLACED]
+    assert records[0].metadata["command_id"] == "c1"
+    assert {player for _, player, _ in t.gm.sent} == {t.mover, t.other}
+    assert await t.store.command_reply(t.game, "c1") == reply
+
+
+@pytest.mark.parametrize(
+    ("player", "code"), [("other", ErrorCode.NOT_YOUR_TURN), ("mallory", ErrorCode.NOT_SEATED)]
+)
+async def test_a_refused_command_answers_its_code_and_appends_nothing(
+    started: Started, player: str, code: ErrorCode
+) -> None:
+    t = started
+    sender = t.other if player == "other" else player
+
+    with pytest.raises(Rejection) as refused:
+        await command(t.gm, t.game, sender, type="bet", amount=1, id="c1")
+
+    assert refused.value.code == code
+    assert await t.store.stream_version(t.game) == t.version
+    assert t.gm.sent == []
+    assert await t.store.command_reply(t.game, "c1") is None
+
+
+async def test_a_command_after_a_concurrent_writer_is_decided_again_on_the_fresh_game(
+    started: Started,
+) -> None:
+    t = started
+    # another writer moves the game on behind this gamemaster's cached copy
+    moved = Append(t.game, "highcard", t.version, [NewEvent(AWAY, {"player": t.other})])
+    await t.store.append(moved)
+    stale = t.gm.sessions.cached(t.game)
+    assert stale is not None
+    assert stale.state.version == t.version
+
+    reply = await command(t.gm, t.game, t.mover, type="bet", amount=3, id="c1")
+
+    assert reply["ok"] is True
+    records = await t.store.read_stream(t.game, t.version + 1)
+    assert [r.type for r in records] == [AWAY, BET_PLACED]
+    # the first append (on the stale copy) was refused; the second was decided on the game
+    # read afresh
+    fresh = t.gm.sessions.cached(t.game)
+    assert fresh is not None
+    assert fresh is not stale
+    assert fresh.state.away == (t.other,)
+
+
+@pytest.mark.parametrize("first_by", ["this", "another"])
+async def test_a_repeated_command_id_is_answered_as_the_first_time(
+    started: Started, first_by: str
+) -> None:
+    """Sent again to the gamemaster that accepted it, the command is refused on the game as
+    it is now (no longer the mover's turn); sent to one whose copy is behind, it is accepted
+    on that copy and its append refused. Either way the first answer comes back from the
+    store, and nothing is appended."""
+    t = started
+    first_gm = t.gm if first_by == "this" else gamemaster(t.store)
+    first = await command(first_gm, t.game, t.mover, type="bet", amount=2, id="c1")
+    after = await t.store.stream_version(t.game)
+
+    again = await command(t.gm, t.game, t.mover, type="bet", amount=2, id="c1")
+
+    assert again == first
+    assert await t.store.stream_version(t.game) == after
+
+
+async def test_a_game_that_keeps_moving_under_every_attempt_answers_conflict(
+    started: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = started
+    real_load = t.gm.sessions.load
+
+    async def load_then_move(game: str, **kwargs: Any) -> Any:
+        """Every load is followed by another writer's append."""
+        loaded = await real_load(game, **kwargs)
+        version = await t.store.stream_version(game)
+        away = NewEvent(AWAY, {"player": t.other})
+        await t.store.append(Append(game, "highcard", version, [away]))
+        return loaded
+
+    monkeypatch.setattr(t.gm.sessions, "load", load_then_move)
+    with pytest.raises(WireError) as busy:
+        await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1")
+    assert busy.value.code == ErrorCode.CONFLICT
+    assert await t.store.command_reply(t.game, "c1") is None
