@@ -4,8 +4,8 @@ CPython's cyclic collector runs a young-generation pass every 700 net allocation
 container objects and, now and then, a full pass over every object the process holds. A
 service allocates a dict or two per message and holds everything it imported and built at
 start (SQLAlchemy, pydantic and FastStream are tens of thousands of objects), plus its cache
-of games: measured under the throughput benchmark, the collector took 0.3-1.3 s of each
-service's 3.5-6 s of CPU, much of it full passes over start-up objects that live for ever.
+of games, so under load the collector's full passes over start-up objects that live for
+ever are a large share of the service's CPU (bench/README.md, "the collector").
 
 :func:`settle` is called once a service is up: it moves everything alive then to the
 collector's permanent generation (``gc.freeze``: never scanned again) and lets the young
