@@ -9,19 +9,27 @@ publishes it. A second gamemaster on the same store is another instance's concur
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import pytest
-from cardroom_engine import AWAY, Rejection, registry
+from cardroom_engine import AWAY, BACK, Rejection, registry
 from cardroom_eventstore import Append, EventStore, NewEvent
 from cardroom_eventstore.memory import InMemoryEventStore
 from cardroom_gamemaster import Gamemaster
 from cardroom_runtime.host import Runtime
-from cardroom_wire import DeadlineHint, ErrorCode, Release, Subjects, WireError, dumps
+from cardroom_wire import (
+    DeadlineHint,
+    ErrorCode,
+    Release,
+    Subjects,
+    Timeout,
+    WireError,
+    dumps,
+)
 from faststream.nats import NatsBroker
-from support.highcard import BET_PLACED, GAME
+from support.highcard import BET_PLACED, FOLDED, GAME
 
 if "highcard" not in registry:
     registry.register(GAME)
@@ -56,16 +64,22 @@ async def command(gm: Gamemaster, game: str, player: str, **body: Any) -> dict[s
     return await gm.on_command(SUBJECTS.cmd(game, player), dumps(body))
 
 
-async def acknowledge_all(gm: Gamemaster, store: InMemoryEventStore, game: str) -> None:
-    """Every addressee acknowledges what it was sent; each released gate goes to
-    ``on_release``, as the acktracker sends it; until the game waits for a command."""
-    while pending := await store.pending(game):
-        for version, players in sorted(pending.items()):
-            for player in sorted(players):
-                result = await store.ack(game, version, player)
-                if result.released_gate is not None:
-                    release = Release(game=game, version=result.released_gate)
-                    await gm.on_release(SUBJECTS.release, dumps(release.body()))
+async def acknowledge_all(
+    gm: Gamemaster, store: InMemoryEventStore, game: str, by: Collection[str] | None = None
+) -> None:
+    """Every addressee (of ``by``, if given) acknowledges what it was sent; each released gate
+    goes to ``on_release``, as the acktracker sends it; until nothing more is owed."""
+    while owed := [
+        (version, player)
+        for version, players in sorted((await store.pending(game)).items())
+        for player in sorted(players)
+        if by is None or player in by
+    ]:
+        for version, player in owed:
+            result = await store.ack(game, version, player)
+            if result.released_gate is not None:
+                release = Release(game=game, version=result.released_gate)
+                await gm.on_release(SUBJECTS.release, dumps(release.body()))
 
 
 @dataclass
@@ -189,3 +203,44 @@ async def test_a_game_that_keeps_moving_under_every_attempt_answers_conflict(
         await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1")
     assert busy.value.code == ErrorCode.CONFLICT
     assert await t.store.command_reply(t.game, "c1") is None
+
+
+async def test_a_command_from_an_away_player_takes_the_seat_back_in_the_same_batch(
+    started: Started,
+) -> None:
+    t = started
+    away = Append(t.game, "highcard", t.version, [NewEvent(AWAY, {"player": t.mover})])
+    await t.store.append(away)
+    await t.gm.sessions.load(t.game, fresh=True)
+
+    await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1")
+
+    records = await t.store.read_stream(t.game, t.version + 2)
+    assert [r.type for r in records] == [BACK, BET_PLACED]
+    assert [r.metadata.get("command_id") for r in records] == [None, "c1"]
+    loaded = await t.gm.sessions.load(t.game)
+    assert loaded.state.away == ()
+
+
+async def test_an_ack_timeout_marks_the_late_player_away_and_the_house_plays_for_them(
+    started: Started,
+) -> None:
+    t = started
+    await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1")
+    gate = await t.store.stream_version(t.game)
+    assert (await t.store.ack(t.game, gate, t.mover)).accepted  # the other never acknowledges
+    timeout = Timeout(game=t.game, version=gate, key=f"acks:{gate}")
+
+    reply = await t.gm.on_timeout(SUBJECTS.timeout, dumps(timeout.body()))
+
+    assert reply["result"] == "fired"
+    records = await t.store.read_stream(t.game, gate + 1)
+    assert [(r.type, r.data, r.metadata.get("reason")) for r in records] == [
+        (AWAY, {"player": t.other}, "ack_timeout")
+    ]
+    # once the present player has seen it, the game goes on: the house plays the away seat
+    await acknowledge_all(t.gm, t.store, t.game, by={t.mover})
+    records = await t.store.read_stream(t.game, gate + 2)
+    house = [r for r in records if r.metadata.get("house")]
+    assert [r.metadata["actor"] for r in house] == [t.other]
+    assert house[0].type in (BET_PLACED, FOLDED)
