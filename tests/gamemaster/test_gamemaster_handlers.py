@@ -82,6 +82,12 @@ async def acknowledge_all(
                 await gm.on_release(SUBJECTS.release, dumps(release.body()))
 
 
+async def another_writer_marks_away(store: InMemoryEventStore, game: str, player: str) -> None:
+    """Move the game on as another gamemaster would (this one's copy falls behind)."""
+    version = await store.stream_version(game)
+    await store.append(Append(game, "highcard", version, [NewEvent(AWAY, {"player": player})]))
+
+
 @dataclass
 class Started:
     """A two-seat high-card table, dealt and acknowledged, waiting for ``mover``."""
@@ -145,9 +151,7 @@ async def test_a_command_after_a_concurrent_writer_is_decided_again_on_the_fresh
     started: Started,
 ) -> None:
     t = started
-    # another writer moves the game on behind this gamemaster's cached copy
-    moved = Append(t.game, "highcard", t.version, [NewEvent(AWAY, {"player": t.other})])
-    await t.store.append(moved)
+    await another_writer_marks_away(t.store, t.game, t.other)  # behind the cached copy
     stale = t.gm.sessions.cached(t.game)
     assert stale is not None
     assert stale.state.version == t.version
@@ -193,9 +197,7 @@ async def test_a_game_that_keeps_moving_under_every_attempt_answers_conflict(
     async def load_then_move(game: str, **kwargs: Any) -> Any:
         """Every load is followed by another writer's append."""
         loaded = await real_load(game, **kwargs)
-        version = await t.store.stream_version(game)
-        away = NewEvent(AWAY, {"player": t.other})
-        await t.store.append(Append(game, "highcard", version, [away]))
+        await another_writer_marks_away(t.store, game, t.other)
         return loaded
 
     monkeypatch.setattr(t.gm.sessions, "load", load_then_move)
@@ -209,8 +211,7 @@ async def test_a_command_from_an_away_player_takes_the_seat_back_in_the_same_bat
     started: Started,
 ) -> None:
     t = started
-    away = Append(t.game, "highcard", t.version, [NewEvent(AWAY, {"player": t.mover})])
-    await t.store.append(away)
+    await another_writer_marks_away(t.store, t.game, t.mover)
     await t.gm.sessions.load(t.game, fresh=True)
 
     await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1")
