@@ -28,7 +28,7 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -378,6 +378,84 @@ def _docker_check(starter: _Starter) -> tuple[bool, str]:
     return starter._docker
 
 
+@dataclass(frozen=True)
+class _Kind:
+    """A kind of server, as the rungs between its configured URL and an embedded server of
+    its own look for it (:func:`_found_before_embedded`)."""
+
+    container: str  # testcontainers' kind
+    what: str  # its name in messages
+    probe: Callable[[str, float], Awaitable[None]]  # raises unless a URL answers in time
+    key: str  # its URL's key in a running stack's record
+    local_url: str
+    local_source: str
+    local_port: int
+    missing: str  # the error of the local mode when the local server does not answer
+
+
+_POSTGRES = _Kind(
+    "postgres",
+    "PostgreSQL",
+    probe_postgres,
+    "database_admin_url",
+    LOCAL_POSTGRES_URL,
+    f"local server ({redact(LOCAL_POSTGRES_URL)})",
+    5432,
+    "no local PostgreSQL at 127.0.0.1:5432 accepting user postgres without password",
+)
+_NATS = _Kind(
+    "nats",
+    "NATS",
+    probe_nats,
+    "nats_url",
+    LOCAL_NATS_URL,
+    f"local server ({LOCAL_NATS_URL}, JetStream)",
+    4222,
+    f"no local NATS with JetStream at {LOCAL_NATS_URL}",
+)
+
+
+async def _found_before_embedded(
+    kind: _Kind,
+    mode: ServicesMode,
+    starter: _Starter,
+    probe_timeout: float,
+    skipped: list[str],
+) -> _Found | None:
+    """The rungs every kind of server climbs after its configured URL and before an embedded
+    server of its own: a running stack's, the local default port, a container. What was
+    tried and failed is added to ``skipped``; a mode that names one rung raises
+    :class:`DiscoveryError` when that rung fails."""
+
+    async def probe(url: str) -> None:
+        await kind.probe(url, probe_timeout)
+
+    if mode in ("auto", "embedded"):
+        found = await _running(starter, kind.key, probe, probe_timeout)
+        if found is not None:
+            return found
+    if mode in ("auto", "local"):
+        try:
+            await probe(kind.local_url)
+            return _Found(kind.local_url, kind.local_source)
+        except Exception as exc:
+            if mode == "local":
+                raise DiscoveryError(f"{kind.missing}: {_reason(exc)}") from exc
+            skipped.append(f"local 127.0.0.1:{kind.local_port}: {_reason(exc)}")
+    if mode in ("auto", "containers"):
+        ok, why = await asyncio.to_thread(_docker_check, starter)
+        if ok:
+            return await _start_container(kind.container, starter)
+        if mode == "containers":
+            raise DiscoveryError(f"cannot start a {kind.what} container: {why}")
+        skipped.append(f"containers: {why}")
+    return None
+
+
+def _embedded_source(source: str, skipped: list[str]) -> str:
+    return source + (f" [skipped: {'; '.join(skipped)}]" if skipped else "")
+
+
 async def _find_postgres(
     settings: Settings, mode: ServicesMode, starter: _Starter, probe_timeout: float
 ) -> _Found:
@@ -394,38 +472,15 @@ async def _find_postgres(
                 ) from exc
         shown = ", ".join(redact(url) for url in urls)
         return _Found(urls[0], f"{ENV_DATABASE_URL} ({shown})")
-    if mode in ("auto", "embedded"):
-        found = await _running(
-            starter, "database_admin_url", lambda u: probe_postgres(u, probe_timeout), probe_timeout
-        )
-        if found is not None:
-            return found
-    if mode in ("auto", "local"):
-        try:
-            await probe_postgres(LOCAL_POSTGRES_URL, probe_timeout)
-            return _Found(LOCAL_POSTGRES_URL, f"local server ({redact(LOCAL_POSTGRES_URL)})")
-        except Exception as exc:
-            if mode == "local":
-                raise DiscoveryError(
-                    f"no local PostgreSQL at 127.0.0.1:5432 accepting user postgres without "
-                    f"password: {_reason(exc)}"
-                ) from exc
-            skipped.append(f"local 127.0.0.1:5432: {_reason(exc)}")
-    if mode in ("auto", "containers"):
-        ok, why = await asyncio.to_thread(_docker_check, starter)
-        if ok:
-            return await _start_container("postgres", starter)
-        if mode == "containers":
-            raise DiscoveryError(f"cannot start a PostgreSQL container: {why}")
-        skipped.append(f"containers: {why}")
+    found = await _found_before_embedded(_POSTGRES, mode, starter, probe_timeout, skipped)
+    if found is not None:
+        return found
     pg = EmbeddedPostgres(starter.data_dir / "pg", delete=starter.ephemeral)
     reaper = starter.reaper()
     url = await asyncio.to_thread(pg.start, reaper=reaper)
     starter.add(pg.stop)
     source = f"embedded PostgreSQL {pg.version} in {pg.pgdata} ({redact(url)})"
-    if skipped:
-        source += f" [skipped: {'; '.join(skipped)}]"
-    return _Found(url, source, pid=pg.pid)
+    return _Found(url, _embedded_source(source, skipped), pid=pg.pid)
 
 
 async def _find_nats(
@@ -442,29 +497,9 @@ async def _find_nats(
                 f"Fix it, or unset it to let cardroom find or start a server."
             ) from exc
         return _Found(url, f"{ENV_NATS_URL} ({redact_nats(url)})")
-    if mode in ("auto", "embedded"):
-        found = await _running(
-            starter, "nats_url", lambda u: probe_nats(u, probe_timeout), probe_timeout
-        )
-        if found is not None:
-            return found
-    if mode in ("auto", "local"):
-        try:
-            await probe_nats(LOCAL_NATS_URL, probe_timeout)
-            return _Found(LOCAL_NATS_URL, f"local server ({LOCAL_NATS_URL}, JetStream)")
-        except Exception as exc:
-            if mode == "local":
-                raise DiscoveryError(
-                    f"no local NATS with JetStream at {LOCAL_NATS_URL}: {_reason(exc)}"
-                ) from exc
-            skipped.append(f"local 127.0.0.1:4222: {_reason(exc)}")
-    if mode in ("auto", "containers"):
-        ok, why = await asyncio.to_thread(_docker_check, starter)
-        if ok:
-            return await _start_container("nats", starter)
-        if mode == "containers":
-            raise DiscoveryError(f"cannot start a NATS container: {why}")
-        skipped.append(f"containers: {why}")
+    found = await _found_before_embedded(_NATS, mode, starter, probe_timeout, skipped)
+    if found is not None:
+        return found
     server = EmbeddedNats(starter.data_dir / "nats")
     reaper = starter.reaper()
     starter.add(server.stop)
@@ -472,9 +507,7 @@ async def _find_nats(
     # cardroom commands find it as the local server
     url = await server.start(reaper=reaper, port=None if starter.ephemeral else 4222)
     source = f"embedded nats-server ({server.binary}) on {url}, JetStream in {server.data_dir}"
-    if skipped:
-        source += f" [skipped: {'; '.join(skipped)}]"
-    return _Found(url, source, pid=server.pid, ws_url=server.ws_url)
+    return _Found(url, _embedded_source(source, skipped), pid=server.pid, ws_url=server.ws_url)
 
 
 async def discover(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import AsyncIterator
 
 import asyncpg
 from sqlalchemy.engine import URL, make_url
@@ -100,8 +101,14 @@ def check_database_name(name: str) -> str:
     return name
 
 
-async def _admin(admin_url: str, connect_timeout: float) -> asyncpg.Connection:
-    return await asyncpg.connect(asyncpg_dsn(admin_url), timeout=connect_timeout)
+@contextlib.asynccontextmanager
+async def _admin(admin_url: str, connect_timeout: float) -> AsyncIterator[asyncpg.Connection]:
+    """A connection to the server of ``admin_url`` for one statement, closed after it."""
+    conn = await asyncpg.connect(asyncpg_dsn(admin_url), timeout=connect_timeout)
+    try:
+        yield conn
+    finally:
+        await conn.close()
 
 
 async def create_database(
@@ -112,11 +119,8 @@ async def create_database(
     Raises ``asyncpg.DuplicateDatabaseError`` if it exists already.
     """
     check_database_name(name)
-    conn = await _admin(admin_url, connect_timeout)
-    try:
+    async with _admin(admin_url, connect_timeout) as conn:
         await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
     return database_url(admin_url, name)
 
 
@@ -125,22 +129,16 @@ async def drop_database(
 ) -> None:
     """Drop database ``name`` if it exists, disconnecting its sessions (``WITH (FORCE)``)."""
     check_database_name(name)
-    conn = await _admin(admin_url, connect_timeout)
-    try:
+    async with _admin(admin_url, connect_timeout) as conn:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
 
 
 async def database_exists(
     admin_url: str, name: str, *, connect_timeout: float = DEFAULT_TIMEOUT
 ) -> bool:
     """Whether database ``name`` exists on the server of ``admin_url``."""
-    conn = await _admin(admin_url, connect_timeout)
-    try:
+    async with _admin(admin_url, connect_timeout) as conn:
         found = await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
-    finally:
-        await conn.close()
     return found is not None
 
 

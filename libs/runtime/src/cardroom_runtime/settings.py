@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal, cast, get_args
 
@@ -98,6 +98,16 @@ def database_urls(url: str) -> list[str]:
     if len(set(urls)) < len(urls):
         raise ValueError("one database listed twice: each shard is a database of its own")
     return urls
+
+
+def _listed(name: str, value: str | None, parse: Callable[[str], list[str]]) -> str | None:
+    """The comma-separated list setting ``name`` as ``parse`` checks it, in one spelling."""
+    if value is None:
+        return None
+    try:
+        return ",".join(parse(value))
+    except ValueError as exc:
+        raise SettingsError(f"{name}: {exc}") from None
 
 
 def jetstream_replicas(environ: Mapping[str, str] | None = None) -> int:
@@ -181,18 +191,8 @@ class Settings(BaseModel):
                 f"{ENV_SUBJECT_ROOT}={root!r}: must be one NATS token "
                 "(letters, digits, '_' or '-'; no dots, spaces or wildcards)"
             )
-        database_url = get(ENV_DATABASE_URL)
-        if database_url is not None:
-            try:
-                database_url = ",".join(database_urls(database_url))
-            except ValueError as exc:
-                raise SettingsError(f"{ENV_DATABASE_URL}: {exc}") from None
-        nats_url = get(ENV_NATS_URL)
-        if nats_url is not None:
-            try:
-                nats_url = ",".join(nats_servers(nats_url))
-            except ValueError as exc:
-                raise SettingsError(f"{ENV_NATS_URL}: {exc}") from None
+        database_url = _listed(ENV_DATABASE_URL, get(ENV_DATABASE_URL), database_urls)
+        nats_url = _listed(ENV_NATS_URL, get(ENV_NATS_URL), nats_servers)
         data_dir = Path(get(ENV_DATA_DIR) or ".cardroom").expanduser()
         if not data_dir.is_absolute():
             data_dir = Path.cwd() / data_dir
