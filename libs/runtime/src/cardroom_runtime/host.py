@@ -4,6 +4,14 @@ A service is a class with a ``name``; it adds its subscribers to the shared brok
 ``register`` and runs any background work between ``start`` and ``stop``. The host runs one
 service (``cardroom serve relay``) or all of them in one process (``cardroom serve all``):
 the services are the same objects either way, they only share a connection.
+
+A subscription is declared typed (:meth:`Service.serve` / :meth:`Service.listen` with
+``model=``): its handler takes the wire model parsed from the body and the :class:`Asker`
+read from the subject, ``async def on_ack(self, ack: Ack, asker: Asker) -> dict``. The
+runtime parses, refuses hostile input with the wire's stable codes, and calls the same
+handler whether it serves on the bare connection (a running host) or through a FastStream
+subscriber (the AsyncAPI document, whose payload schemas are then the models', and
+FastStream's test broker).
 """
 
 from __future__ import annotations
@@ -11,13 +19,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import inspect
 import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, overload
 
 from cardroom_eventstore import EventStore
 from cardroom_wire import (
@@ -25,11 +34,15 @@ from cardroom_wire import (
     InvalidId,
     Subjects,
     WireError,
+    decode_json,
     dumps,
     error,
     error_from,
+    parse,
 )
+from faststream import BaseMiddleware
 from faststream.nats import NatsBroker, NatsMessage
+from pydantic import BaseModel
 
 from . import tracing
 from .edge import FAILURES, Edge
@@ -71,8 +84,159 @@ async def ensure_events_stream(
         await nc.close()
 
 
+#: The raw form: ``(subject, body)``; the handler parses both itself.
 Handler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
 Listener = Callable[[str, bytes], Awaitable[None]]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Asker(NamedTuple):
+    """Who sent a message, read from its subject (which the broker checks), never from its
+    body; ids are checked (an unsafe one is refused ``bad_id``). ``game`` and ``player`` are
+    the tokens of a player's input (``<root>.{cmd,ack,sync}.<game>.<player>``); on the lobby
+    ``player`` is the asker and ``verb`` the request's; on an analytics query ``verb`` is the
+    query's. A message between services (``<root>.internal.*``) names nobody. (A tuple:
+    made for every message on the bare path, it must cost no more than the tuple
+    ``Subjects.parse_input`` gave the raw handlers.)"""
+
+    subject: str
+    game: str | None = None
+    player: str | None = None
+    verb: str | None = None
+
+    @property
+    def seat(self) -> tuple[str, str]:
+        """The game and the player of a player's input (only those subjects name both)."""
+        if self.game is None or self.player is None:
+            raise InvalidId(f"not a player's input: {self.subject!r}")
+        return self.game, self.player
+
+
+#: The typed form: the parsed wire model and who sent it.
+Typed = Callable[[M, Asker], Awaitable[dict[str, Any]]]
+TypedListener = Callable[[M, Asker], Awaitable[None]]
+
+
+def asker_reader(subjects: Subjects, pattern: str) -> Callable[[str], Asker]:
+    """How the subjects that ``pattern`` (a subscription's subject) matches name their
+    sender: decided once per subscription, so a message costs the split its handler did."""
+    parts = pattern.split(".")
+    kind = parts[1] if len(parts) > 1 and parts[0] == subjects.root else ""
+    if kind in _GAME_INPUTS:
+
+        def player_input(subject: str) -> Asker:
+            _, game, player = subjects.parse_input(subject)
+            return Asker(subject, game=game, player=player)
+
+        return player_input
+    if kind == "lobby":
+
+        def lobby(subject: str) -> Asker:
+            verb, player = subjects.parse_lobby(subject)
+            return Asker(subject, player=player, verb=verb)
+
+        return lobby
+    if kind == "analytics":
+        return lambda subject: Asker(subject, verb=subject.rsplit(".", 1)[-1])
+    return Asker  # between services: nobody named
+
+
+@dataclass(frozen=True)
+class _Typed(Generic[M]):
+    """A typed subscription: how its bodies and subjects are read, and its handler."""
+
+    model: type[M]
+    asker: Callable[[str], Asker]
+    handler: Callable[[M, Asker], Awaitable[Any]]
+    title: str
+
+    def parse(self, body: bytes) -> M:
+        return parse(self.model, decode_json(body))
+
+    async def answer(self, subject: str, body: bytes) -> bytes:
+        """The bare path's reply: the subject first (a bad id is ``bad_id`` whatever the
+        body), then the body; the same work the raw handlers did, and no more."""
+        try:
+            asker = self.asker(subject)
+            reply = await self.handler(parse(self.model, decode_json(body)), asker)
+        except Exception as exc:
+            reply = _refused(exc, subject)
+        return dumps(reply)
+
+    async def answer_parsed(self, item: M, subject: str) -> bytes:
+        """The FastStream subscriber's reply (it parsed the body: :meth:`decoder`)."""
+        try:
+            reply = await self.handler(item, self.asker(subject))
+        except Exception as exc:
+            reply = _refused(exc, subject)
+        return dumps(reply)
+
+    async def hear(self, subject: str, body: bytes) -> None:
+        """The bare path of a listener: hostile input is dropped in one line."""
+        try:
+            asker = self.asker(subject)
+            item = self.parse(body)
+        except (WireError, InvalidId) as exc:
+            # one line, no traceback; a warning only where no player can publish (a flood
+            # of a player's hostile input must not flood the logs)
+            internal = self.asker is Asker
+            (log.warning if internal else log.debug)(
+                "%s request refused: %s", self.title, _code(exc)
+            )
+            return
+        await self.handler(item, asker)
+
+    async def decoder(self, msg: NatsMessage) -> M:
+        """FastStream's decoder of the subscription: the subject, then the body, as the bare
+        path reads them; a refusal is answered by :class:`Refusals`."""
+        self.asker(msg.raw_message.subject)
+        return self.parse(msg.body)
+
+    def documented(self, reply: bool) -> Callable[..., Awaitable[Any]]:
+        """The FastStream subscriber: its first parameter is annotated with the model, so
+        the AsyncAPI document's payload is the model's schema."""
+
+        async def answer(body: Any, msg: NatsMessage) -> bytes:
+            return await self.answer_parsed(body, msg.raw_message.subject)
+
+        async def hear(body: Any, msg: NatsMessage) -> None:
+            await self.handler(body, self.asker(msg.raw_message.subject))
+
+        handle = answer if reply else hear
+        handle.__annotations__ = {
+            "body": self.model,
+            "msg": NatsMessage,
+            "return": bytes if reply else None,
+        }
+        handle.__name__ = getattr(self.handler, "__name__", handle.__name__)
+        doc = getattr(self.handler, "__doc__", None)  # the channel's description
+        handle.__doc__ = inspect.cleandoc(doc) if doc else None
+        return handle
+
+
+class Refusals(BaseMiddleware):
+    """Answers a typed FastStream subscriber's hostile input (refused while it is decoded,
+    before the handler runs) as the bare path does: ``{ok: false, error: {code, ...}}``."""
+
+    async def consume_scope(self, call_next: Any, msg: Any) -> Any:
+        try:
+            return await call_next(msg)
+        except (WireError, InvalidId) as exc:
+            subject = str(getattr(getattr(msg, "raw_message", None), "subject", ""))
+            log.debug("refused on %s: %s", subject, _code(exc))
+            return dumps(_refused(exc, subject))
+
+
+def _code(exc: WireError | InvalidId) -> str:
+    return str(exc.code if isinstance(exc, WireError) else ErrorCode.BAD_ID)
+
+
+def _uses_refusals(broker: NatsBroker) -> None:
+    """Add :class:`Refusals` to ``broker`` once (it serves every typed subscriber)."""
+    if not getattr(broker, "_cardroom_refusals", False):
+        broker.add_middleware(Refusals)
+        broker._cardroom_refusals = True  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -138,52 +302,121 @@ class Service:
         """The event store of the shard that holds ``game`` (from its id alone)."""
         return self.rt.shards.of(game)
 
+    @overload
     def serve(
         self, subject: str, *, queue: str, title: str, handler: Handler, max_workers: int
+    ) -> None: ...
+
+    @overload
+    def serve(
+        self,
+        subject: str,
+        *,
+        queue: str,
+        title: str,
+        model: type[M],
+        handler: Typed[M],
+        max_workers: int,
+    ) -> None: ...
+
+    def serve(
+        self,
+        subject: str,
+        *,
+        queue: str,
+        title: str,
+        handler: Any,
+        max_workers: int,
+        model: type[BaseModel] | None = None,
     ) -> None:
         """Answer requests on ``subject`` (a queue group): every input gets one JSON reply.
 
+        With ``model`` the handler is typed (see the module): ``handler(item, asker)``;
+        without, it is raw: ``handler(subject, body)`` parses both itself.
+
         In a running host this is a bare nats-py subscription: FastStream's per-message work
         (its middlewares, dependency injection, reply publisher) costs about 0.5 ms per
-        request/reply here, more than a whole NATS round trip, on the paths every command and
-        every ack take. The FastStream subscriber is what documents the subject (AsyncAPI).
+        request/reply here (bench/README.md), more than a whole NATS round trip, on the paths
+        every command and every ack take. The FastStream subscriber documents the subject
+        (AsyncAPI) and serves FastStream's test broker; both call the same handler.
         """
+        typed = self._typed(subject, title, model, handler)
         if self.rt.direct:
+            handle = typed.answer if typed is not None else partial(_answer, handler)
             self.rt.routes.append(
-                Route(
-                    subject,
-                    queue,
-                    title,
-                    partial(_answer, handler),
-                    max_workers,
-                    service=self.name,
-                )
+                Route(subject, queue, title, handle, max_workers, service=self.name)
+            )
+        elif typed is not None:
+            self.rt.broker.subscriber(subject, queue=queue, title=title, max_workers=max_workers)(
+                typed.documented(reply=True), decoder=typed.decoder
             )
         else:
             self.rt.broker.subscriber(subject, queue=queue, title=title, max_workers=max_workers)(
                 replying(handler)
             )
 
+    @overload
     def listen(
         self, subject: str, *, queue: str, title: str, listener: Listener, max_workers: int
+    ) -> None: ...
+
+    @overload
+    def listen(
+        self,
+        subject: str,
+        *,
+        queue: str,
+        title: str,
+        model: type[M],
+        listener: TypedListener[M],
+        max_workers: int,
+    ) -> None: ...
+
+    def listen(
+        self,
+        subject: str,
+        *,
+        queue: str,
+        title: str,
+        listener: Any,
+        max_workers: int,
+        model: type[BaseModel] | None = None,
     ) -> None:
-        """Like :meth:`serve` for messages that get no reply (``listener`` must not raise)."""
-
-        async def handle(subject: str, body: bytes) -> None:
-            await listener(subject, body)
-
+        """Like :meth:`serve` for messages that get no reply (``listener`` must not raise;
+        typed, hostile input never reaches it)."""
+        typed = self._typed(subject, title, model, listener)
         if self.rt.direct:
+            if typed is not None:
+                handle = typed.hear
+            else:
+
+                async def handle(subject: str, body: bytes) -> None:
+                    await listener(subject, body)
+
             self.rt.routes.append(
                 Route(subject, queue, title, handle, max_workers, replies=False, service=self.name)
             )
+            return
+        subscriber = self.rt.broker.subscriber(
+            subject, queue=queue, title=title, no_reply=True, max_workers=max_workers
+        )
+        if typed is not None:
+            subscriber(typed.documented(reply=False), decoder=typed.decoder)
         else:
 
             async def documented(msg: NatsMessage) -> None:
                 await listener(msg.raw_message.subject, msg.body)
 
-            self.rt.broker.subscriber(
-                subject, queue=queue, title=title, no_reply=True, max_workers=max_workers
-            )(documented)
+            subscriber(documented)
+
+    def _typed(
+        self, subject: str, title: str, model: type[BaseModel] | None, handler: Any
+    ) -> _Typed[Any] | None:
+        if model is None:
+            return None
+        if not self.rt.direct:
+            _uses_refusals(self.rt.broker)
+        return _Typed(model, asker_reader(self.subjects, subject), handler, title)
 
     def register(self) -> None:
         """Add this service's subscribers to the broker (before it starts)."""
@@ -254,18 +487,22 @@ async def _answer(handler: Handler, subject: str, body: bytes) -> bytes:
     """The JSON reply of ``handler`` to one request, errors included (see :func:`replying`)."""
     try:
         reply = await handler(subject, body)
-    except WireError as exc:
-        reply = error_from(exc)
-    except InvalidId as exc:  # an id in the subject that is not a safe token
-        reply = error(ErrorCode.BAD_ID, str(exc))
     except Exception as exc:
-        if storage_unavailable(exc):
-            log.warning("handler on %s: storage unavailable", subject)
-            reply = error(ErrorCode.UNAVAILABLE, "storage is unavailable; try again")
-        else:
-            ref = FAILURES.failure(f"on {subject}", exc)
-            reply = error(ErrorCode.INTERNAL, f"internal error (reference {ref})")
+        reply = _refused(exc, subject)
     return dumps(reply)
+
+
+def _refused(exc: Exception, subject: str) -> dict[str, Any]:
+    """The reply to a request whose handling raised ``exc`` (see :func:`replying`)."""
+    if isinstance(exc, WireError):
+        return error_from(exc)
+    if isinstance(exc, InvalidId):  # an id in the subject that is not a safe token
+        return error(ErrorCode.BAD_ID, str(exc))
+    if storage_unavailable(exc):
+        log.warning("handler on %s: storage unavailable", subject)
+        return error(ErrorCode.UNAVAILABLE, "storage is unavailable; try again")
+    ref = FAILURES.failure(f"on {subject}", exc)
+    return error(ErrorCode.INTERNAL, f"internal error (reference {ref})")
 
 
 class _Workers:
