@@ -2,8 +2,10 @@
 
 The services register their subscribers on a broker that never connects; the outputs
 (notifications, spectator views, the event stream) are declared as publishers. FastStream
-builds the document; the request payloads, which the services parse themselves so that bad
-input gets a proper error reply, are then filled in from the wire models.
+builds the document, the payload of a typed subscription (``Service.serve`` with
+``model=``) from its wire model. The raw ones, whose handlers still parse ``(subject,
+bytes)`` themselves, have their payloads filled in here (:data:`RAW`); a typed channel is
+never patched.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from cardroom_analytics.queries import QUERY_SCHEMA
 from cardroom_eventstore import EventStore
 from cardroom_runtime.host import Runtime
 from cardroom_wire import (
-    Ack,
     Command,
     CreateTable,
     ErrorBody,
@@ -32,7 +33,7 @@ from cardroom_wire import (
     SyncRequest,
 )
 from cardroom_wire.events import EventRecord
-from cardroom_wire.internal import Back, DeadlineHint, Reconcile, Release, Resend, Timeout
+from cardroom_wire.internal import Back, Reconcile, Release, Timeout
 from faststream.nats import NatsBroker
 from faststream.specification import AsyncAPI
 from pydantic import BaseModel
@@ -40,24 +41,21 @@ from pydantic import BaseModel
 from . import __doc__ as package_doc
 from .services import SERVICES, ServiceName
 
-REQUESTS: dict[str, list[type[BaseModel]]] = {
+# the payloads of the channels whose handlers are raw, by channel title (the internal ones'
+# descriptions name their sender and receiver; never granted to players)
+RAW: dict[str, list[type[BaseModel]]] = {
     "lobby": [CreateTable, JoinTable, StartTable, ListTables, GetTable, Register, RenewToken],
     "commands": [Command],
-    "acks": [Ack],
-    "sync": [SyncRequest],
+    "release": [Release],
+    "timeout": [Timeout],
+    "reconcile": [Reconcile],
+    "back": [Back],
+    # the gamemaster also listens to syncs (without answering): an away player is back
+    "presence-syncs": [SyncRequest],
 }
 
 
-# the internal subjects' payloads by channel (each model's description names its sender and
-# receiver); never granted to players
-INTERNAL: dict[str, type[BaseModel]] = {
-    "release": Release,
-    "timeout": Timeout,
-    "reconcile": Reconcile,
-    "deadlines": DeadlineHint,
-    "back": Back,
-    "resend": Resend,
-}
+EMPTY = "EmptyPayload"  # FastStream's payload of a handler that takes no model
 
 
 def _schema(models: list[type[BaseModel]]) -> dict[str, Any]:
@@ -102,21 +100,22 @@ def build(root: str = "cardroom") -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(spec.to_specification().to_json())
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
     messages = doc["components"].setdefault("messages", {})
-    # the services parse their requests themselves (so bad input gets an error reply):
-    # FastStream sees raw handlers, so the payloads come from the wire models here
-    requests: dict[str, dict[str, Any]] = {t: _schema(m) for t, m in REQUESTS.items()}
+    # the raw handlers parse their requests themselves: FastStream sees no model there
+    requests: dict[str, dict[str, Any]] = {t: _schema(m) for t, m in RAW.items()}
     requests["analytics"] = QUERY_SCHEMA
-    requests["projector"] = EventRecord.model_json_schema()  # it consumes the event stream
-    requests.update({title: model.model_json_schema() for title, model in INTERNAL.items()})
-    # the gamemaster also listens to syncs (without answering): an away player is back
-    requests["presence-syncs"] = requests["sync"]
     for title, schema in requests.items():
         name = f"{title.title().replace('-', '')}Request"
-        schemas[name] = schema
         message = messages.get(f"{title}:SubscribeMessage")
         if message is None:
             raise RuntimeError(f"no channel {title!r} in the generated document")
+        if message["payload"] != {"$ref": f"#/components/schemas/{EMPTY}"}:
+            raise RuntimeError(f"channel {title!r} is typed: its model gives its payload")
+        schemas[name] = schema
         message["payload"] = {"$ref": f"#/components/schemas/{name}"}
+    if not any(
+        m["payload"] == {"$ref": f"#/components/schemas/{EMPTY}"} for m in messages.values()
+    ):
+        schemas.pop(EMPTY, None)
     schemas["ErrorReply"] = {
         "type": "object",
         "properties": {"ok": {"const": False}, "error": ErrorBody.model_json_schema()},

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cardroom.docs import build
+from cardroom_wire import Ack, DeadlineHint, Resend, SyncRequest
+from cardroom_wire.events import EventRecord
+from pydantic import BaseModel
+
+from cardroom.docs import RAW, build
 
 
 def test_every_subject_and_payload_is_documented() -> None:
@@ -24,7 +28,7 @@ def test_every_subject_and_payload_is_documented() -> None:
         assert subject in addresses
     schemas = doc["components"]["schemas"]
     assert "id" in schemas["CommandsRequest"]["properties"]
-    assert "version" in schemas["AcksRequest"]["properties"]
+    assert "version" in schemas["Ack"]["properties"]
     lobby = {v["properties"]["type"]["const"] for v in schemas["LobbyRequest"]["oneOf"]}
     assert lobby == {"create", "join", "start", "list", "get", "register", "renew"}
     # the actor is the subject's: no lobby request carries a player
@@ -33,6 +37,33 @@ def test_every_subject_and_payload_is_documented() -> None:
     assert "seq" in schemas["Notification"]["properties"]
     for message in doc["components"]["messages"].values():
         assert message["payload"] != {"$ref": "#/components/schemas/EmptyPayload"}, message
+
+
+def test_a_typed_subscription_documents_its_wire_model() -> None:
+    # the payloads of typed handlers come from the models FastStream sees in their
+    # signatures, not from a table patched into the document
+    doc = build("cardroom")
+    messages = doc["components"]["messages"]
+    schemas = doc["components"]["schemas"]
+    typed: dict[str, type[BaseModel]] = {
+        "acks": Ack,
+        "sync": SyncRequest,
+        "resend": Resend,
+        "deadlines": DeadlineHint,
+        "projector": EventRecord,
+    }
+    for title, model in typed.items():
+        name = model.__name__
+        assert title not in RAW
+        assert messages[f"{title}:SubscribeMessage"]["payload"] == {
+            "$ref": f"#/components/schemas/{name}"
+        }
+        fields = set(model.model_json_schema().get("properties", {}))
+        assert set(schemas[name].get("properties", {})) == fields
+
+
+def test_two_builds_give_the_same_bytes() -> None:
+    assert json.dumps(build("cardroom"), indent=2) == json.dumps(build("cardroom"), indent=2)
 
 
 def test_the_committed_document_is_what_make_docs_writes() -> None:

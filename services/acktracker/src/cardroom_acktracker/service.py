@@ -46,7 +46,7 @@ from cardroom_eventstore.hot import Batcher
 from cardroom_eventstore.readmodels import StoredNotification
 from cardroom_runtime import tracing
 from cardroom_runtime.gate import RELEASE_GRACE, SWEEP_SECONDS, Releases
-from cardroom_runtime.host import Service
+from cardroom_runtime.host import Asker, Service
 from cardroom_wire import (
     Ack,
     AckReply,
@@ -54,9 +54,7 @@ from cardroom_wire import (
     ErrorCode,
     Resend,
     WireError,
-    decode_json,
     dumps,
-    parse,
 )
 
 log = logging.getLogger("cardroom.acktracker")
@@ -115,6 +113,7 @@ class AckTracker(Service):
             self.subjects.ack_all,
             queue="acktracker",
             title="acks",
+            model=Ack,
             handler=self.on_ack,
             max_workers=64,
         )
@@ -122,6 +121,7 @@ class AckTracker(Service):
             self.subjects.resend,
             queue="acktracker",
             title="resend",
+            model=Resend,
             listener=self.on_resend,
             max_workers=1,
         )
@@ -137,9 +137,10 @@ class AckTracker(Service):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
 
-    async def on_ack(self, subject: str, body: bytes) -> dict[str, Any]:
-        _, game, player = self.subjects.parse_input(subject)
-        ack = parse(Ack, decode_json(body))
+    async def on_ack(self, ack: Ack, asker: Asker) -> dict[str, Any]:
+        """A player acknowledges what it was sent at ``ack.version``
+        (``<root>.ack.<game>.<player>``)."""
+        game, player = asker.seat
         if ack.signature is not None or ack.reject is not None:
             if ack.signature is not None and ack.reject is not None:
                 raise WireError(ErrorCode.BAD_REQUEST, "an ack signs or rejects, not both")
@@ -202,14 +203,9 @@ class AckTracker(Service):
             grace = RELEASE_GRACE
             await asyncio.sleep(self.sweep_seconds)
 
-    async def on_resend(self, subject: str, body: bytes) -> None:
+    async def on_resend(self, resend: Resend, asker: Asker) -> None:
         """A gamemaster started: the notifications its predecessor appended and died before
         publishing would wait for the sweep to find them overdue; send every owed one now."""
-        try:
-            parse(Resend, decode_json(body))
-        except WireError as exc:  # a malformed request: one line, no traceback
-            log.warning("resend request refused: %s", exc.code)
-            return
         try:
             await self.resend_overdue(owed_for=0.0)
         except Exception:  # the sweep sends them once they are overdue

@@ -35,7 +35,7 @@ import orjson
 from cardroom_engine import Event, Table, TableState, numbering, registry
 from cardroom_eventstore import TO, EventStore, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
-from cardroom_runtime.host import Service, ensure_events_stream, storage_unavailable
+from cardroom_runtime.host import Asker, Service, ensure_events_stream, storage_unavailable
 from cardroom_runtime.metrics import Histogram
 from cardroom_wire import (
     ErrorCode,
@@ -44,12 +44,11 @@ from cardroom_wire import (
     SyncReply,
     SyncRequest,
     WireError,
-    decode_json,
     dumps,
-    parse,
 )
+from cardroom_wire.events import EventRecord
 from faststream import AckPolicy
-from faststream.nats import JStream, NatsMessage
+from faststream.nats import JStream
 from nats.aio.msg import Msg
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
@@ -239,14 +238,19 @@ class Projector(Service):
                 title="projector",
             )(self._documented)
         self.serve(
-            s.sync_all, queue="projector", title="sync", handler=self.on_sync, max_workers=32
+            s.sync_all,
+            queue="projector",
+            title="sync",
+            model=SyncRequest,
+            handler=self.on_sync,
+            max_workers=32,
         )
 
     @property
     def _durable(self) -> str:
         return f"{self.subjects.root}-projector"
 
-    async def _documented(self, msg: NatsMessage) -> None:
+    async def _documented(self, record: EventRecord) -> None:
         """Stands for :meth:`_on_msg` in the AsyncAPI document only."""
 
     async def start(self) -> None:
@@ -431,13 +435,13 @@ class Projector(Service):
         if proj is None and done > 0:
             history = await store.read_stream(game, 1, done)
             proj, _, _ = project_events(
-                None, [_public(r) for r in history], spectator=False, owed=frozenset()
+                None, [record_of(r) for r in history], spectator=False, owed=frozenset()
             )
         before = proj.state if proj is not None else None
         fresh = {int(r["version"]): r for r in records if int(r["version"]) > done}
         if sorted(fresh) != list(range(done + 1, top + 1)):
             # a gap: read what is missing from the store, in order
-            fresh = {r.version: _public(r) for r in await store.read_stream(game, done + 1, top)}
+            fresh = {r.version: record_of(r) for r in await store.read_stream(game, done + 1, top)}
         try:
             proj, out, rows = project_events(proj, [fresh[v] for v in sorted(fresh)], owed=owed)
         except Exception:
@@ -453,9 +457,10 @@ class Projector(Service):
         return out
 
     # -- sync -------------------------------------------------------------------------------------
-    async def on_sync(self, subject: str, body: bytes) -> dict[str, Any]:
-        _, game, player = self.subjects.parse_input(subject)
-        parse(SyncRequest, decode_json(body))  # exactly {"type": "sync"}, like every request
+    async def on_sync(self, request: SyncRequest, asker: Asker) -> dict[str, Any]:
+        """A player's view and every notification it has not acknowledged
+        (``<root>.sync.<game>.<player>``; the body is exactly ``{"type": "sync"}``)."""
+        game, player = asker.seat
         store = self.store_of(game)
         await self._catch_up(store, game)
         found = await readmodels.get_view(store.engine, game, player)
@@ -492,7 +497,7 @@ class Projector(Service):
         done = await store.checkpoint(checkpoint_name(game))
         if 0 < done < version:
             records = await store.read_stream(game, done + 1, version)
-            await self.handle_many([_public(r) for r in records])
+            await self.handle_many([record_of(r) for r in records])
 
 
 def _named(record: dict[str, Any]) -> str:
@@ -504,7 +509,9 @@ def _listing_changed(before: TableState | None, after: TableState) -> bool:
     return before is None or (before.status, before.seats) != (after.status, after.seats)
 
 
-def _public(record: Any) -> dict[str, Any]:
+def record_of(record: Any) -> dict[str, Any]:
+    """A stored event as the event stream carries it (what :meth:`Projector.handle_many`
+    takes)."""
     return {
         "game": record.stream_id,
         "game_type": record.stream_type,

@@ -37,8 +37,8 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from cardroom_eventstore.deadlines import Due
-from cardroom_runtime.host import Service
-from faststream.nats import NatsMessage
+from cardroom_runtime.host import Asker, Service
+from cardroom_wire import DeadlineHint
 
 from .clock import Clock, SystemClock
 
@@ -85,11 +85,14 @@ class Timers(Service):
         )
 
     def register(self) -> None:
-        self.rt.broker.subscriber(
+        self.listen(
             self.subjects.deadline_hint,
+            queue="",  # no group: a hint wakes every timers process (each claims its share)
             title="deadlines",
-            no_reply=True,
-        )(self.on_hint)
+            model=DeadlineHint,
+            listener=self.on_hint,
+            max_workers=1,
+        )
 
     async def start(self) -> None:
         self._tasks = [
@@ -104,12 +107,9 @@ class Timers(Service):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    async def on_hint(self, msg: NatsMessage) -> None:
-        try:
-            due = float(json.loads(msg.body)["due"])
-        except Exception:
-            return
-        if due < self._planned:
+    async def on_hint(self, hint: DeadlineHint, asker: Asker) -> None:
+        """A gamemaster wrote a deadline due at ``hint.due``: look sooner than planned."""
+        if hint.due < self._planned:
             self._wake.set()
 
     # -- firing --------------------------------------------------------------------------------
