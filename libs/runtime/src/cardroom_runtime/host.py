@@ -151,15 +151,21 @@ class _Typed(Generic[M]):
     handler: Callable[[M, Asker], Awaitable[Any]]
     title: str
 
-    def parse(self, body: bytes) -> M:
-        return parse(self.model, decode_json(body))
+    def parse(self, body: bytes, asker: Asker) -> M:
+        """The body as the model; on a subject that names a verb (the lobby's, an analytics
+        query's) a body without ``type`` has the verb's, so a union of requests told apart
+        by ``type`` (a RootModel) reads it."""
+        payload = decode_json(body)
+        if asker.verb is not None and isinstance(payload, dict) and "type" not in payload:
+            payload = {**payload, "type": asker.verb}
+        return parse(self.model, payload)
 
     async def answer(self, subject: str, body: bytes) -> bytes:
         """The bare path's reply: the subject first (a bad id is ``bad_id`` whatever the
         body), then the body; the same work the raw handlers did, and no more."""
         try:
             asker = self.asker(subject)
-            reply = await self.handler(parse(self.model, decode_json(body)), asker)
+            reply = await self.handler(self.parse(body, asker), asker)
         except Exception as exc:
             reply = _refused(exc, subject)
         return dumps(reply)
@@ -176,7 +182,7 @@ class _Typed(Generic[M]):
         """The bare path of a listener: hostile input is dropped in one line."""
         try:
             asker = self.asker(subject)
-            item = self.parse(body)
+            item = self.parse(body, asker)
         except (WireError, InvalidId) as exc:
             # one line, no traceback; a warning only where no player can publish (a flood
             # of a player's hostile input must not flood the logs)
@@ -190,8 +196,7 @@ class _Typed(Generic[M]):
     async def decoder(self, msg: NatsMessage) -> M:
         """FastStream's decoder of the subscription: the subject, then the body, as the bare
         path reads them; a refusal is answered by :class:`Refusals`."""
-        self.asker(msg.raw_message.subject)
-        return self.parse(msg.body)
+        return self.parse(msg.body, self.asker(msg.raw_message.subject))
 
     def documented(self, reply: bool) -> Callable[..., Awaitable[Any]]:
         """The FastStream subscriber: its first parameter is annotated with the model, so
