@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from cardroom_analytics.queries import QUERY_SCHEMA
 from cardroom_eventstore import EventStore
 from cardroom_runtime.host import Runtime
 from cardroom_wire import (
@@ -102,7 +101,6 @@ def build(root: str = "cardroom") -> dict[str, Any]:
     messages = doc["components"].setdefault("messages", {})
     # the raw handlers parse their requests themselves: FastStream sees no model there
     requests: dict[str, dict[str, Any]] = {t: _schema(m) for t, m in RAW.items()}
-    requests["analytics"] = QUERY_SCHEMA
     for title, schema in requests.items():
         name = f"{title.title().replace('-', '')}Request"
         message = messages.get(f"{title}:SubscribeMessage")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cardroom_analytics.queries import AnalyticsQuery
 from cardroom_wire import Ack, DeadlineHint, Resend, SyncRequest
 from cardroom_wire.events import EventRecord
 from pydantic import BaseModel
@@ -51,6 +52,7 @@ def test_a_typed_subscription_documents_its_wire_model() -> None:
         "resend": Resend,
         "deadlines": DeadlineHint,
         "projector": EventRecord,
+        "analytics": AnalyticsQuery,
     }
     for title, model in typed.items():
         name = model.__name__

@@ -150,12 +150,13 @@ class _Typed(Generic[M]):
     asker: Callable[[str], Asker]
     handler: Callable[[M, Asker], Awaitable[Any]]
     title: str
+    empty_is_object: bool = False
 
     def parse(self, body: bytes, asker: Asker) -> M:
         """The body as the model; on a subject that names a verb (the lobby's, an analytics
         query's) a body without ``type`` has the verb's, so a union of requests told apart
-        by ``type`` (a RootModel) reads it."""
-        payload = decode_json(body)
+        by ``type`` (a RootModel) reads it. ``empty_is_object``: a blank body is ``{}``."""
+        payload = {} if self.empty_is_object and not body.strip() else decode_json(body)
         if asker.verb is not None and isinstance(payload, dict) and "type" not in payload:
             payload = {**payload, "type": asker.verb}
         return parse(self.model, payload)
@@ -322,6 +323,7 @@ class Service:
         model: type[M],
         handler: Typed[M],
         max_workers: int,
+        empty_is_object: bool = False,
     ) -> None: ...
 
     def serve(
@@ -333,11 +335,13 @@ class Service:
         handler: Any,
         max_workers: int,
         model: type[BaseModel] | None = None,
+        empty_is_object: bool = False,
     ) -> None:
         """Answer requests on ``subject`` (a queue group): every input gets one JSON reply.
 
-        With ``model`` the handler is typed (see the module): ``handler(item, asker)``;
-        without, it is raw: ``handler(subject, body)`` parses both itself.
+        With ``model`` the handler is typed (see the module): ``handler(item, asker)``
+        (``empty_is_object``: a blank body reads as ``{}``); without, it is raw:
+        ``handler(subject, body)`` parses both itself.
 
         In a running host this is a bare nats-py subscription: FastStream's per-message work
         (its middlewares, dependency injection, reply publisher) costs about 0.5 ms per
@@ -345,7 +349,7 @@ class Service:
         every command and every ack take. The FastStream subscriber documents the subject
         (AsyncAPI) and serves FastStream's test broker; both call the same handler.
         """
-        typed = self._typed(subject, title, model, handler)
+        typed = self._typed(subject, title, model, handler, empty_is_object)
         if self.rt.direct:
             handle = typed.answer if typed is not None else partial(_answer, handler)
             self.rt.routes.append(
@@ -415,13 +419,19 @@ class Service:
             subscriber(documented)
 
     def _typed(
-        self, subject: str, title: str, model: type[BaseModel] | None, handler: Any
+        self,
+        subject: str,
+        title: str,
+        model: type[BaseModel] | None,
+        handler: Any,
+        empty_is_object: bool = False,
     ) -> _Typed[Any] | None:
         if model is None:
             return None
         if not self.rt.direct:
             _uses_refusals(self.rt.broker)
-        return _Typed(model, asker_reader(self.subjects, subject), handler, title)
+        reader = asker_reader(self.subjects, subject)
+        return _Typed(model, reader, handler, title, empty_is_object)
 
     def register(self) -> None:
         """Add this service's subscribers to the broker (before it starts)."""

@@ -1,7 +1,9 @@
 """The analytics queries, answered on ``<root>.analytics.<verb>`` (request/reply).
 
-Every request is a JSON object (an empty body is ``{}``); unknown fields are refused. Replies
-are ``{"ok": true, ...}`` or ``{"ok": false, "error": {"code", "message"}}``.
+Every request is a JSON object (an empty body is ``{}``), one of the models below
+(:class:`AnalyticsQuery`: its ``type`` is the subject's verb, which it may leave out); unknown
+fields are refused. Replies are ``{"ok": true, ...}`` or
+``{"ok": false, "error": {"code", "message"}}``.
 
 - ``stats`` ``{game_type?}``: ``game_types: [...]`` (counters, durations), ``totals``;
 - ``leaderboard`` ``{game_type, players?, games?, limit?}``: ``ratings: [...]``, ``kinds``;
@@ -18,123 +20,80 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import sqlalchemy as sa
-from cardroom_wire import ErrorCode, WireError, decode_json, ok
+from cardroom_wire import ErrorCode, WireError, ok
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from .fold import ordinal
 from .schema import game_types, games, ratings, results
 
-VERBS = ("stats", "leaderboard", "game", "games", "player")
-STATUSES = ("lobby", "playing", "finished")
 MAX_IDS = 10_000
 
-
-_ID = {"type": "string", "minLength": 1, "maxLength": 200}
-_IDS = {"type": "array", "items": _ID, "maxItems": MAX_IDS}
-
-
-def _request(verb: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "title": f"analytics.{verb}",
-        "type": "object",
-        "properties": {"type": {"const": verb}, **properties},
-        "required": required,
-        "additionalProperties": False,
-    }
+Id = Annotated[str, Field(min_length=1, max_length=200)]
+Ids = Annotated[list[Id], Field(max_length=MAX_IDS)]
 
 
-#: JSON schema of the requests on ``<root>.analytics.<verb>`` (for the AsyncAPI document).
-QUERY_SCHEMA: dict[str, Any] = {
-    "oneOf": [
-        _request("stats", {"game_type": _ID}, []),
-        _request(
-            "leaderboard",
-            {
-                "game_type": _ID,
-                "players": _IDS,
-                "games": _IDS,
-                "limit": {"type": "integer", "minimum": 1, "maximum": 10_000},
-            },
-            ["game_type"],
-        ),
-        _request("game", {"game": _ID}, ["game"]),
-        _request(
-            "games",
-            {
-                "games": _IDS,
-                "game_type": _ID,
-                "status": {"enum": list(STATUSES)},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_IDS},
-            },
-            [],
-        ),
-        _request(
-            "player",
-            {
-                "player": _ID,
-                "game_type": _ID,
-                "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
-            },
-            ["player"],
-        ),
-    ]
-}
+class _Query(BaseModel):
+    # strict: a limit is an integer, not a float or a boolean
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class StatsQuery(_Query):
+    """``stats``: counters and durations per game type (``game_types``), and ``totals``."""
+
+    type: Literal["stats"] = "stats"
+    game_type: Id | None = None
+
+
+class LeaderboardQuery(_Query):
+    """``leaderboard``: ``ratings`` (best first) and ``kinds``; with ``games`` the counts
+    are over those games only."""
+
+    type: Literal["leaderboard"] = "leaderboard"
+    game_type: Id
+    players: Ids | None = None
+    games: Ids | None = None
+    limit: int = Field(default=50, ge=1, le=10_000)
+
+
+class GameQuery(_Query):
+    """``game``: the game's row (``game``) and its ``results``, one per player."""
+
+    type: Literal["game"] = "game"
+    game: Id
+
+
+class GamesQuery(_Query):
+    """``games``: game summaries, the latest first."""
+
+    type: Literal["games"] = "games"
+    games: Ids | None = None
+    game_type: Id | None = None
+    status: Literal["lobby", "playing", "finished"] | None = None
+    limit: int = Field(default=100, ge=1, le=MAX_IDS)
+
+
+class PlayerQuery(_Query):
+    """``player``: the player's ``ratings`` and latest ``results``."""
+
+    type: Literal["player"] = "player"
+    player: Id
+    game_type: Id | None = None
+    limit: int = Field(default=20, ge=1, le=1000)
+
+
+AnyQuery = StatsQuery | LeaderboardQuery | GameQuery | GamesQuery | PlayerQuery
+
+
+class AnalyticsQuery(RootModel[Annotated[AnyQuery, Field(discriminator="type")]]):
+    """A query on ``<root>.analytics.<verb>``; its ``type`` is the verb."""
 
 
 def _bad(message: str) -> WireError:
     return WireError(ErrorCode.BAD_REQUEST, message)
-
-
-class _Body:
-    """A request object, read field by field (a field read is a field allowed)."""
-
-    def __init__(self, verb: str, raw: bytes) -> None:
-        payload = decode_json(raw) if raw.strip() else {}
-        if not isinstance(payload, dict):
-            raise _bad(f"a {verb} request is a JSON object")
-        if payload.get("type", verb) != verb:
-            raise _bad(f"type must be {verb!r}")
-        self.payload = {k: v for k, v in payload.items() if k != "type"}
-        self.read: set[str] = set()
-
-    def text(self, key: str, *, required: bool = False) -> str | None:
-        self.read.add(key)
-        value = self.payload.get(key)
-        if value is None:
-            if required:
-                raise _bad(f"{key}: field required")
-            return None
-        if not isinstance(value, str) or not value or len(value) > 200:
-            raise _bad(f"{key}: expected a non-empty string")
-        return value
-
-    def texts(self, key: str) -> list[str] | None:
-        self.read.add(key)
-        value = self.payload.get(key)
-        if value is None:
-            return None
-        if (
-            not isinstance(value, list)
-            or len(value) > MAX_IDS
-            or not all(isinstance(v, str) and v for v in value)
-        ):
-            raise _bad(f"{key}: expected a list of at most {MAX_IDS} strings")
-        return list(value)
-
-    def integer(self, key: str, default: int, least: int, most: int) -> int:
-        self.read.add(key)
-        value = self.payload.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
-            raise _bad(f"{key}: expected an integer from {least} to {most}")
-        return value
-
-    def done(self) -> None:
-        extra = sorted(set(self.payload) - self.read)
-        if extra:
-            raise _bad(f"unknown field(s): {', '.join(extra)}")
 
 
 def jsonable(value: Any) -> Any:
@@ -151,20 +110,19 @@ def _row(row: Any) -> dict[str, Any]:
     return {k: jsonable(v) for k, v in row._mapping.items()}
 
 
-async def answer(engine: AsyncEngine, verb: str, raw: bytes) -> dict[str, Any]:
-    handler = _HANDLERS.get(verb)
-    if handler is None:
-        raise _bad(f"unknown analytics query {verb!r}; one of {', '.join(VERBS)}")
-    body = _Body(verb, raw)
-    return await handler(engine, body)
+async def answer(engine: AsyncEngine, verb: str, query: AnyQuery) -> dict[str, Any]:
+    """The reply to ``query`` asked on the subject of ``verb``."""
+    if query.type != verb:
+        raise _bad(f"type must be {verb!r}")
+    handler: Callable[[AsyncEngine, Any], Awaitable[dict[str, Any]]] = _HANDLERS[query.type]
+    return await handler(engine, query)
 
 
 # -- stats --------------------------------------------------------------------------------------
 
 
-async def _stats(engine: AsyncEngine, body: _Body) -> dict[str, Any]:
-    game_type = body.text("game_type")
-    body.done()
+async def _stats(engine: AsyncEngine, q: StatsQuery) -> dict[str, Any]:
+    game_type = q.game_type
     query = sa.select(game_types).order_by(game_types.c.game_type)
     players = sa.select(ratings.c.game_type, sa.func.count().label("n")).group_by(
         ratings.c.game_type
@@ -206,13 +164,8 @@ async def _stats(engine: AsyncEngine, body: _Body) -> dict[str, Any]:
 # -- leaderboard --------------------------------------------------------------------------------
 
 
-async def _leaderboard(engine: AsyncEngine, body: _Body) -> dict[str, Any]:
-    game_type = body.text("game_type", required=True)
-    players = body.texts("players")
-    only_games = body.texts("games")
-    limit = body.integer("limit", 50, 1, 10_000)
-    body.done()
-    assert game_type is not None
+async def _leaderboard(engine: AsyncEngine, q: LeaderboardQuery) -> dict[str, Any]:
+    game_type, players, only_games, limit = q.game_type, q.players, q.games, q.limit
     query = sa.select(ratings).where(ratings.c.game_type == game_type)
     if players is not None:
         query = query.where(ratings.c.player_id.in_(players))
@@ -306,9 +259,8 @@ _SUMMARY = (
 )
 
 
-async def _game(engine: AsyncEngine, body: _Body) -> dict[str, Any]:
-    game = body.text("game", required=True)
-    body.done()
+async def _game(engine: AsyncEngine, q: GameQuery) -> dict[str, Any]:
+    game = q.game
     async with engine.connect() as conn:
         row = (await conn.execute(sa.select(games).where(games.c.game_id == game))).first()
         if row is None:
@@ -324,14 +276,8 @@ async def _game(engine: AsyncEngine, body: _Body) -> dict[str, Any]:
     return ok(game=summary, results=rows)
 
 
-async def _games(engine: AsyncEngine, body: _Body) -> dict[str, Any]:
-    ids = body.texts("games")
-    game_type = body.text("game_type")
-    status = body.text("status")
-    limit = body.integer("limit", 100, 1, MAX_IDS)
-    body.done()
-    if status is not None and status not in STATUSES:
-        raise _bad(f"status: one of {', '.join(STATUSES)}")
+async def _games(engine: AsyncEngine, q: GamesQuery) -> dict[str, Any]:
+    ids, game_type, status, limit = q.games, q.game_type, q.status, q.limit
     query = sa.select(*_SUMMARY)
     if ids is not None:
         query = query.where(games.c.game_id.in_(ids))
@@ -345,11 +291,8 @@ async def _games(engine: AsyncEngine, body: _Body) -> dict[str, Any]:
     return ok(games=rows)
 
 
-async def _player(engine: AsyncEngine, body: _Body) -> dict[str, Any]:
-    player = body.text("player", required=True)
-    game_type = body.text("game_type")
-    limit = body.integer("limit", 20, 1, 1000)
-    body.done()
+async def _player(engine: AsyncEngine, q: PlayerQuery) -> dict[str, Any]:
+    player, game_type, limit = q.player, q.game_type, q.limit
     rq = sa.select(ratings).where(ratings.c.player_id == player).order_by(ratings.c.game_type)
     gq = (
         sa.select(results)
@@ -368,8 +311,7 @@ async def _player(engine: AsyncEngine, body: _Body) -> dict[str, Any]:
     return ok(player=player, ratings=rated, results=recent)
 
 
-Handler = Callable[[AsyncEngine, _Body], Awaitable[dict[str, Any]]]
-_HANDLERS: Mapping[str, Handler] = {
+_HANDLERS: Mapping[str, Callable[[AsyncEngine, Any], Awaitable[dict[str, Any]]]] = {
     "stats": _stats,
     "leaderboard": _leaderboard,
     "game": _game,

@@ -35,7 +35,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from cardroom_runtime.host import Service, ensure_events_stream
+from cardroom_runtime.host import Asker, Service, ensure_events_stream
 from cardroom_runtime.nats import connect
 from cardroom_runtime.postgres import sqlalchemy_url
 from cardroom_wire import Subjects
@@ -46,7 +46,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from . import db
-from .queries import answer
+from .queries import AnalyticsQuery, answer
 from .records import BadRecord, Record
 
 log = logging.getLogger("cardroom.analytics")
@@ -99,8 +99,10 @@ class Analytics(Service):
             query_subject(self.subjects, "*"),
             queue="analytics",
             title="analytics",
+            model=AnalyticsQuery,
             handler=self.on_query,
             max_workers=8,
+            empty_is_object=True,
         )
 
     async def prepare(self) -> None:
@@ -215,9 +217,9 @@ class Analytics(Service):
                     await msg.ack()
 
     # -- queries --------------------------------------------------------------------------------
-    async def on_query(self, subject: str, body: bytes) -> dict[str, Any]:
-        verb = subject.rsplit(".", 1)[-1]
-        return await answer(self.engine, verb, body)
+    async def on_query(self, query: AnalyticsQuery, asker: Asker) -> dict[str, Any]:
+        """An analytics query (``<root>.analytics.<verb>``; see :mod:`.queries`)."""
+        return await answer(self.engine, asker.verb or "", query.root)
 
 
 def _stream_seq(msg: Msg) -> int:
