@@ -25,19 +25,17 @@ Run alone: ``BENCH_RECOVERY_TABLES=6 uv run --frozen python bench/bench_recovery
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import itertools
-import logging
 import time
 from datetime import datetime
 from typing import Any
 
 import asyncpg
-from cardroom_bots import play_table
 from cardroom_runtime.games import load_games
 from cardroom_runtime.postgres import asyncpg_dsn
 from common import (
+    MIX,
     Report,
+    Tables,
     env_float,
     env_int,
     env_list,
@@ -51,12 +49,6 @@ from common import (
 from support.stack import ServiceProcess
 
 SERVICES = ("gamemaster", "acktracker", "relay", "projector", "timers", "analytics")
-# game type, players, config: games long enough that a kill finds them in play
-MIX: list[tuple[str, int, dict[str, Any]]] = [
-    ("take5", 4, {"win_score": 66}),
-    ("sixtysix", 2, {}),
-    ("papas", 3, {}),
-]
 TARGET_SECONDS = 2.0
 ACTIVE_WITHIN = 1.0  # a game with an event this recently is in play
 
@@ -71,51 +63,6 @@ SELECT stream_id, min(recorded_at) FROM events
 WHERE stream_id = ANY($1::text[]) AND recorded_at > $2::timestamptz
 GROUP BY stream_id
 """
-
-
-class Tables:
-    """Table slots that each play one game after another until stopped."""
-
-    def __init__(self, nats_url: str, root: str, count: int) -> None:
-        self.nats_url = nats_url
-        self.root = root
-        self.count = count
-        self.finished = 0
-        self.failed = 0
-        self._names = itertools.count()
-        self._tasks: list[asyncio.Task[None]] = []
-
-    def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._slot(i)) for i in range(self.count)]
-
-    async def _slot(self, slot: int) -> None:
-        game_type, seats, config = MIX[slot % len(MIX)]
-        while True:
-            n = next(self._names)
-            players = [f"rc{n}x{k}" for k in range(seats)]
-            try:
-                await play_table(
-                    self.nats_url,
-                    game_type,
-                    players,
-                    subject_root=self.root,
-                    config=config,
-                    timeout=600,
-                )
-                self.finished += 1
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a create or join that met a killed service: again
-                self.failed += 1
-                logging.getLogger("bench").debug("table %d: %r", slot, exc)
-                await asyncio.sleep(0.2)
-
-    async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
 
 
 async def _now(db: asyncpg.Connection[Any]) -> datetime:
@@ -171,7 +118,7 @@ async def main() -> None:
         env = service_env(services, url, root, "support.highcard:GAME")
         procs = {name: ServiceProcess(name, env) for name in SERVICES}
         db = await asyncpg.connect(asyncpg_dsn(url))
-        tables = Tables(services.nats_url, root, tables_n)
+        tables = Tables(services.nats_url, root, tables_n, prefix="rc")
         try:
             await asyncio.gather(*(p.start() for p in procs.values()))
             tables.start()

@@ -48,13 +48,19 @@ from datetime import datetime
 from typing import Any
 
 import asyncpg
-from cardroom_bots import play_table
 from cardroom_runtime import heap
 from cardroom_runtime.discovery import Services
 from cardroom_runtime.postgres import asyncpg_dsn
 from common import (
+    DEPLOYED,
+    MIX,
+    PIPELINE,
+    Fleet,
     Report,
+    Tables,
     cpu_seconds,
+    deployed_nats,
+    env_float,
     env_int,
     fresh_database,
     median_round,
@@ -91,6 +97,7 @@ class Ours:
     catch_up: float  # seconds after the last game ended until relay and projector caught up
     window: float  # seconds between the 10th and 90th percentile commits (the sustained span)
     span: float  # from the first event's commit until every event was relayed and projected
+    finished: int  # games played to their end
 
     @property
     def wall_rate(self) -> float:
@@ -143,29 +150,52 @@ async def backend_cpu(conn: asyncpg.Connection, dbname: str) -> dict[int, float]
     return {r["pid"]: cpu_seconds(r["pid"]) for r in pids}
 
 
-async def ours(services: Services, games: int, game_type: str, config: dict[str, Any]) -> Ours:
+@dataclass(frozen=True)
+class Setup:
+    """How ours runs (the knobs; see the module docs)."""
+
+    games: int  # tables playing at once
+    mix: list[tuple[str, int, dict[str, Any]]]  # table i plays mix[i % len(mix)]
+    seconds: float  # each table plays games one after another this long (0: one game)
+    stack: str  # "deployed" (six services, NATS fsync always) or "pipeline" (the old four)
+    bots: str  # the bots' kind
+    bot_procs: int  # processes playing the bots
+    stagger: float  # seconds between two tables' starts
+
+
+async def ours(services: Services, setup: Setup) -> Ours:
     root = unique_name("benchtp")
-    async with fresh_database(services, "bench_tp_ours") as (dbname, url):
+    deployed = setup.stack == "deployed"
+    names = DEPLOYED if deployed else PIPELINE
+    async with (
+        deployed_nats(services, own=deployed) as nats_services,
+        fresh_database(services, "bench_tp_ours") as (dbname, url),
+    ):
         watcher = await asyncpg.connect(asyncpg_dsn(services.database_admin_url))
         try:
-            async with pipeline(services, url, root) as stack:
+            async with pipeline(nats_services, url, root, names=names) as stack:
+                tables = Tables(
+                    nats_services.nats_url,
+                    root,
+                    setup.games,
+                    setup.mix,
+                    prefix="tp",
+                    kind=setup.bots,
+                )
+                fleet = Fleet(tables, procs=setup.bot_procs, stagger=setup.stagger)
                 cpu0 = stack.cpu()
                 pg0 = await backend_cpu(watcher, dbname)
+                await fleet.start()
                 t0 = time.perf_counter()
-                await asyncio.gather(
-                    *(
-                        play_table(
-                            services.nats_url,
-                            game_type,
-                            [f"tp{i}a", f"tp{i}b"],
-                            subject_root=root,
-                            config=config,
-                            timeout=1800,
-                        )
-                        for i in range(games)
-                    )
-                )
+                if setup.seconds > 0:
+                    await asyncio.sleep(setup.seconds)  # the run's length: the tables play on
+                # a timed run ends its tables at once (a long game's tail would be a load
+                # that tapers off); one game each is played to its end
+                played = await fleet.finish(drain=setup.seconds <= 0)
                 elapsed = time.perf_counter() - t0
+                for what in ("failed", "lost_processes"):
+                    if played.get(what):
+                        print(f"  bots: {played[what]:.0f} {what.replace('_', ' ')}", flush=True)
                 # the relay and the projector follow the games (lower CPU priority): their
                 # work is only done once they have every event, and their CPU counts in full
                 follower = await asyncpg.connect(asyncpg_dsn(url))
@@ -179,6 +209,7 @@ async def ours(services: Services, games: int, game_type: str, config: dict[str,
                     await follower.close()
                 catch_up = time.perf_counter() - t0 - elapsed
                 cpu = {k: v - cpu0[k] for k, v in stack.cpu().items()}
+                cpu["bench"] += played.get("cpu_seconds", 0.0)  # bots in child processes
                 pg1 = await backend_cpu(watcher, dbname)
         finally:
             await watcher.close()
@@ -195,7 +226,8 @@ async def ours(services: Services, games: int, game_type: str, config: dict[str,
     rows = [Row(**dict(r)) for r in records]
     rate, window = sustained_rate([r.recorded_at for r in rows])
     span = (caught_up_at - min(r.recorded_at for r in rows)).total_seconds()
-    return Ours(games, len(rows), elapsed, rate, rows, cpu, catch_up, window, span)
+    finished = int(played.get("finished", 0))
+    return Ours(setup.games, len(rows), elapsed, rate, rows, cpu, catch_up, window, span, finished)
 
 
 # -- the peer: the eventsourcing library ----------------------------------------------------------
@@ -388,18 +420,39 @@ async def main() -> None:
     # two cores is the players' work, not full passes over the benchmark's own imports
     heap.settle()
     games = env_int("BENCH_GAMES", 200)
-    game_type = os.environ.get("BENCH_GAME", "highcard")
-    config = json.loads(os.environ.get("BENCH_GAME_CONFIG", '{"rounds": 3}'))
-    if game_type != "highcard" and "BENCH_GAME_CONFIG" not in os.environ:
-        config = {}
+    game_type = os.environ.get("BENCH_GAME", "mix").strip() or "mix"
+    if game_type == "mix":
+        mix = MIX
+        config: dict[str, Any] = {}
+    else:  # one game type at two-seat tables: the benchmark until 2026-11-27 (highcard)
+        config = json.loads(os.environ.get("BENCH_GAME_CONFIG", '{"rounds": 3}'))
+        if game_type != "highcard" and "BENCH_GAME_CONFIG" not in os.environ:
+            config = {}
+        mix = [(game_type, 2, config)]
+    setup = Setup(
+        games=games,
+        mix=mix,
+        seconds=env_float("BENCH_TP_SECONDS", 20.0),
+        stack=os.environ.get("BENCH_TP_STACK", "deployed").strip() or "deployed",
+        bots=os.environ.get("BENCH_TP_BOTS", "random").strip() or "random",
+        bot_procs=env_int("BENCH_TP_BOT_PROCS", 1 if games < 500 else 2),
+        stagger=env_float("BENCH_TP_STAGGER", 2.0 / games),
+    )
+    if setup.stack not in ("deployed", "pipeline"):
+        raise SystemExit(f"BENCH_TP_STACK: deployed or pipeline, not {setup.stack!r}")
     threads = env_int("BENCH_PEER_THREADS", 16)
     batch = env_int("BENCH_LIMIT_BATCH", 1000)
     rounds = max(1, env_int("BENCH_ROUNDS", 3))
     report = Report("throughput")
-    report.sizes = {"games": games, "rounds": rounds}
+    report.sizes = {"games": games, "rounds": rounds, "seconds": setup.seconds}
     report.settings = {
         "game": game_type,
+        "mix": [f"{g} x{n}" for g, n, _ in mix],
         "config": config,
+        "stack": setup.stack,
+        "nats": "own, sync_interval always" if setup.stack == "deployed" else "shared",
+        "bots": setup.bots,
+        "bot_procs": setup.bot_procs,
         "peer_threads": threads,
         "limit_batch": batch,
     }
@@ -411,11 +464,18 @@ async def main() -> None:
     limit_s = float("nan")
     async with servers() as services:
         report.line(
-            f"throughput: {games} concurrent bot games of {game_type} {config}, "
-            f"{rounds} round(s) of ours then the peer ..."
+            f"throughput: {games} tables at once of {', '.join(report.settings['mix'])}"
+            f" ({setup.bots} bots; "
+            + (
+                f"each plays games for {setup.seconds:.0f} s"
+                if setup.seconds > 0
+                else "one game each, played to its end"
+            )
+            + f"), {setup.stack} services, NATS {report.settings['nats']}; {rounds} round(s)"
+            " of ours then the peer ..."
         )
         for r in range(rounds):
-            o = await ours(services, games, game_type, config)
+            o = await ours(services, setup)
             peer_s, peer_cpu, lim = await peer_round(
                 services, o, threads, batch, with_limit=r == rounds - 1
             )
@@ -425,7 +485,8 @@ async def main() -> None:
             measured.append((o, peer_s, peer_cpu, fast_s, fast_cpu))
             per_k = {k: 1000 * v / o.events for k, v in o.cpu.items()}
             report.line(
-                f"  round {r + 1}: ours {o.rate:6.0f} events/s ({o.events} events over "
+                f"  round {r + 1}: ours {o.rate:6.0f} events/s ({o.events} events of "
+                f"{o.finished} games over "
                 f"{o.span:.1f} s, first commit to all projected; window count "
                 f"{o.window_rate:.0f}), peer fastest {o.events / fast_s:5.0f} events/s: "
                 f"{o.rate * fast_s / o.events:.2f}x; peer default {o.events / peer_s:5.0f}: "
@@ -470,6 +531,7 @@ async def main() -> None:
             "game_type": game_type,
             "config": config,
             "games": games,
+            "games_played": o.finished,
             "events": o.events,
             "rounds": [
                 {
