@@ -171,9 +171,15 @@ class Driver:
 
 
 async def latency(
-    database_url: str, nats_url: str, root: str, store: EventStore, commands: int
+    database_url: str,
+    nats_url: str,
+    root: str,
+    store: EventStore,
+    commands: int,
+    prefix: str = "lat",
 ) -> tuple[list[float], dict[str, int], Floor]:
-    """Real games one at a time until ``commands`` commands were timed; their latencies."""
+    """Real games one at a time until ``commands`` commands were timed; their latencies
+    (players named ``prefix`` and a number: another run on the same stack, another prefix)."""
     floor = await Floor.open(database_url, nats_url, root)
     rng = random.Random(1)
     timed: list[float] = []
@@ -184,7 +190,7 @@ async def latency(
             game_type, players = GAMES[g % len(GAMES)]
             g += 1
             rules = registry.get(game_type)
-            seats = [f"lat{g}{chr(97 + i)}" for i in range(players)]
+            seats = [f"{prefix}{g}{chr(97 + i)}" for i in range(players)]
             clients = [await Client.connect(nats_url, p, subject_root=root) for p in seats]
             driver = Driver(floor)
             for c in clients:
