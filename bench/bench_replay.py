@@ -38,6 +38,16 @@ projector had projected everything.
   ``EventStore.read_stream`` + ``event_payload`` alone, and ``project_events`` alone, in
   memory, per game type. BENCH_REPLAY_PROFILE=1 also prints cProfile's top functions of the
   first round's rebuild, which then folds in this process.
+- size: ``BENCH_REPLAY_EVENTS`` (default 0: the played log as it is) grows the log to at least
+  that many events (1,000,000 for the issue's figure) by copying the played games under new
+  stream ids in SQL (``copy_log``: events, streams, owed acks, gates and checkpoints; the
+  events' contents stay the played games', ``table.created`` names its copy), instead of
+  playing a million events in memory for minutes.
+- peak memory: one more rebuild from empty read models, after the timed rounds, while a
+  thread samples every 50 ms the proportional set size (PSS) of this process and every
+  process under it (the rebuild's workers, forked: a shared page counts once in all) and
+  reads each one's own peak resident set (``VmHWM``). Apart from the timed rounds, since the
+  sampler shares this process with the rebuild's coordinator.
 
 Target: rebuild at least 0.3x the floor (reported PASS/MISS, not asserted).
 Run alone: ``BENCH_REPLAY_GAMES=10 BENCH_REPLAY_MACAUA_GAMES=0 uv run --frozen python
@@ -52,8 +62,10 @@ import gc
 import io
 import os
 import pstats
+import threading
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
@@ -234,6 +246,148 @@ async def split(store: EventStore, games: list[Played]) -> dict[str, Any]:
     }
 
 
+async def copy_log(url: str, target: int) -> tuple[int, int]:
+    """Copies of every played game under new stream ids (``<id>~<k>``: events, stream,
+    owed acks, gates, projector checkpoint), whole copies of the log until it holds at least
+    ``target`` events; the events' contents stay the played games' (an event that names its
+    game, ``table.created``, names the copy). In SQL, one statement
+    per table and copy: far faster than playing and appending as many games. Returns
+    (events, copies)."""
+    conn = await asyncpg.connect(asyncpg_dsn(url))
+    try:
+        played = int(await conn.fetchval("SELECT count(*) FROM events"))
+        copies = max(0, -(-target // played) - 1) if played else 0
+        originals = [r[0] for r in await conn.fetch("SELECT stream_id FROM streams")]
+        for k in range(1, copies + 1):
+            tail = f"~{k}"
+            async with conn.transaction():
+                await conn.execute(
+                    "INSERT INTO events (stream_id, stream_type, version, event_id, type, data,"
+                    " metadata) SELECT stream_id || $2, stream_type, version, gen_random_uuid(),"
+                    " type, CASE WHEN data ? 'game' THEN jsonb_set(data, '{game}',"
+                    " to_jsonb(stream_id || $2)) ELSE data END, metadata FROM events"
+                    " WHERE stream_id = ANY($1::text[])"
+                    " ORDER BY position",
+                    originals,
+                    tail,
+                )
+                await conn.execute(
+                    "INSERT INTO streams (stream_id, stream_type, version) SELECT"
+                    " stream_id || $2, stream_type, version FROM streams"
+                    " WHERE stream_id = ANY($1::text[])",
+                    originals,
+                    tail,
+                )
+                await conn.execute(
+                    "INSERT INTO pending_acks (stream_id, version, player_id, gate_version)"
+                    " SELECT stream_id || $2, version, player_id, gate_version FROM pending_acks"
+                    " WHERE stream_id = ANY($1::text[])",
+                    originals,
+                    tail,
+                )
+                await conn.execute(
+                    "INSERT INTO gates (stream_id, version, remaining, released_at, handled)"
+                    " SELECT stream_id || $2, version, remaining, released_at, handled FROM gates"
+                    " WHERE stream_id = ANY($1::text[])",
+                    originals,
+                    tail,
+                )
+                await conn.execute(
+                    "INSERT INTO checkpoints (name, position) SELECT name || $2, position"
+                    " FROM checkpoints WHERE name = ANY($1::text[])",
+                    [checkpoint_name(g) for g in originals],
+                    tail,
+                )
+        await conn.execute("ANALYZE")
+        return int(await conn.fetchval("SELECT count(*) FROM events")), copies
+    finally:
+        await conn.close()
+
+
+def _proc_value(path: str, key: str) -> int:
+    """A ``key: N kB`` line of a /proc file, in bytes (0: the process is gone)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _descendants(root: int) -> list[int]:
+    """``root`` and every process under it (read from /proc/*/stat)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    found, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, ppid in parents.items() if ppid in frontier]
+        found += frontier
+    return found
+
+
+class PeakMemory:
+    """Samples, every ``interval`` seconds in a thread, the memory of this process and every
+    process under it (the rebuild's workers): the largest sum of proportional set sizes
+    (``Pss``: a page shared by n processes counts 1/n in each, so forked workers' shared
+    pages are not counted twice) and of resident sets, and each process's own peak
+    (``VmHWM``, kept by the kernel, so no sample misses it)."""
+
+    def __init__(self, interval: float = 0.05, exclude: Sequence[int | None] = ()) -> None:
+        self.interval = interval
+        self.exclude = {p for p in exclude if p is not None}  # servers this process started
+        self.pss = 0
+        self.rss = 0
+        self.hwm: dict[int, int] = {}
+        self.processes = 0
+        self.start_pss = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="peak-memory")
+
+    def _sample(self) -> int:
+        pids = [p for p in _descendants(os.getpid()) if p not in self.exclude]
+        self.processes = max(self.processes, len(pids))
+        pss = sum(_proc_value(f"/proc/{p}/smaps_rollup", "Pss:") for p in pids)
+        self.pss = max(self.pss, pss)
+        self.rss = max(self.rss, sum(_proc_value(f"/proc/{p}/status", "VmRSS:") for p in pids))
+        for p in pids:
+            self.hwm[p] = max(self.hwm.get(p, 0), _proc_value(f"/proc/{p}/status", "VmHWM:"))
+        return pss
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self) -> PeakMemory:
+        self.start_pss = self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def figures(self) -> dict[str, Any]:
+        me = os.getpid()
+        return {
+            "peak_pss_bytes": self.pss,
+            "peak_rss_bytes": self.rss,
+            "pss_before_bytes": self.start_pss,
+            "processes": self.processes,
+            "hwm_bytes_this_process": self.hwm.get(me, 0),
+            "hwm_bytes_workers": sorted(v for p, v in self.hwm.items() if p != me),
+            "sampled_every_s": self.interval,
+        }
+
+
 async def clear_read_models(url: str) -> None:
     """Empty the projector's read models, as before the first rebuild of a new database."""
     conn = await asyncpg.connect(asyncpg_dsn(url))
@@ -249,6 +403,7 @@ async def main() -> None:
     macaua = env_int("BENCH_REPLAY_MACAUA_GAMES", 2)
     players = env_int("BENCH_REPLAY_PLAYERS", 2)
     rounds = max(1, env_int("BENCH_REPLAY_ROUNDS", 5))
+    target_events = env_int("BENCH_REPLAY_EVENTS", 0)
     profile = os.environ.get("BENCH_REPLAY_PROFILE", "") not in ("", "0")
     report = Report("replay")
     report.sizes = {
@@ -256,6 +411,7 @@ async def main() -> None:
         "macaua_games": macaua,
         "players": players,
         "rounds": rounds,
+        "target_events": target_events,
     }
     report.settings = {"profile": profile}
     report.line(f"replay: making the log ({per_type} games per type, macaua {macaua}) ...")
@@ -267,6 +423,15 @@ async def main() -> None:
         store = await EventStore.connect(url)
         try:
             events = await append_log(store, games)
+            played, copies = events, 0
+            if target_events > events:
+                report.line(f"  copying the {events} played events up to {target_events} ...")
+                t0 = time.perf_counter()
+                events, copies = await copy_log(url, target_events)
+                report.line(
+                    f"  log: {events} events ({copies} copies of the played games under new"
+                    f" stream ids, {time.perf_counter() - t0:.0f} s)"
+                )
             profiler = cProfile.Profile() if profile else None
             for r in range(rounds):
                 if r:
@@ -286,6 +451,11 @@ async def main() -> None:
                 if profiled is not None:
                     profiled.disable()
                 measured.append((scan_s, scanned, first))
+            # once more from empty, its memory sampled (apart from the timed rounds: the
+            # sampler's thread shares this process with the rebuild's coordinator)
+            await clear_read_models(url)
+            with PeakMemory(exclude=(services.postgres_pid, services.nats_pid)) as memory:
+                sampled = await rebuild_projector(store, repair=True)
             second = await rebuild_projector(store)
             single = await rebuild_projector(store, workers=0)
             parts = await split(store, games)
@@ -305,7 +475,8 @@ async def main() -> None:
     rate3 = events / single.seconds
     v = verdict(ratio, TARGET_OVER_SCAN)
     types = sorted({p.game_type for p in games})
-    report.line(f"  log: {events} events of {len(games)} games ({', '.join(types)})")
+    copied = f", {copies} copies of each: {len(games) * (copies + 1)} games" if copies else ""
+    report.line(f"  log: {events} events of {len(games)} games played{copied} ({', '.join(types)})")
     for i, (s_, _, f_) in enumerate(measured, start=1):
         report.line(
             f"  round {i}: scan {events / s_:9.0f} events/s ({s_:.3f} s), then rebuild from"
@@ -337,6 +508,17 @@ async def main() -> None:
     )
     for t, d in parts["project_per_type"].items():
         report.line(f"    project_events {t:9s} {d['events_per_second']:9.0f} events/s")
+    mem = memory.figures()
+    mib = 2**20
+    report.line(
+        f"  peak memory of a rebuild from empty ({sampled.seconds:.2f} s, {mem['processes']}"
+        f" processes: this one and its workers): PSS {mem['peak_pss_bytes'] / mib:.0f} MiB"
+        f" (this process's before it {mem['pss_before_bytes'] / mib:.0f} MiB, the played log"
+        f" included), RSS {mem['peak_rss_bytes'] / mib:.0f} MiB; each process's own peak"
+        f" (VmHWM): this one {mem['hwm_bytes_this_process'] / mib:.0f} MiB, workers "
+        + ", ".join(f"{b / mib:.0f}" for b in mem["hwm_bytes_workers"])
+        + " MiB"
+    )
     report.sizes.update({"games": len(games), "events": events})
     report.settings["workers"] = first.workers
     report.data.update(
@@ -344,6 +526,9 @@ async def main() -> None:
             "games": len(games),
             "game_types": types,
             "events": events,
+            "events_played": played,
+            "copies": copies,
+            "memory": {**mem, "rebuild_seconds": sampled.seconds},
             "rounds": len(measured),
             "rebuild_empty": {
                 "seconds": first.seconds,
