@@ -88,9 +88,12 @@ def _throughput_parts(d: dict[str, Any]) -> Parts:
         "by_round": d.get("ours_over_peer_by_round"),
         "events_per_second": _d(d, "ours", "events_per_second_held_against_target"),
         "over_limit": d.get("ours_over_limit"),
+        "over_peer_default": d.get("ours_over_peer_default"),
+        "games_played": d.get("games_played"),
     }
     floors = {
         "peer_events_per_second": _d(d, "peer", "events_per_second"),
+        "peer_fastest_events_per_second": _d(d, "peer", "fastest", "events_per_second"),
         "limit_events_per_second": _d(d, "limit", "events_per_second"),
         **bounds,
     }
@@ -104,8 +107,30 @@ def _replay_parts(d: dict[str, Any]) -> Parts:
         "over_scan": d.get("rebuild_over_scan"),
         "by_round": d.get("rebuild_over_scan_by_round"),
     }
+    peak = _d(d, "memory", "peak_pss_bytes")
+    if isinstance(peak, int | float):
+        figures["peak_mib"] = peak / 2**20
     floors = {"scan_events_per_second": _d(d, "scan", "events_per_second"), **bounds}
     return figures, floors, v
+
+
+def _load_parts(d: dict[str, Any]) -> Parts:
+    """Per phase (idle, then each share of the peak): p50 and p99 in ms, the floor's p99
+    sampled in that phase, the ratio of the two p99s and the share of the peak the
+    background tables carried; the floor: the peak's events per second."""
+    bounds, v = _target(d)
+    figures: dict[str, Any] = {}
+    for name, ph in _map(d, "phases").items():
+        if not isinstance(ph, dict) or "latency_ms" not in ph:
+            continue
+        figures[name] = {
+            "p50_ms": _d(ph, "latency_ms", "p50"),
+            "p99_ms": _d(ph, "latency_ms", "p99"),
+            "floor_p99_ms": _d(ph, "floor_ms", "p99"),
+            "p99_over_floor": ph.get("p99_over_floor"),
+            "share": ph.get("share_of_peak"),
+        }
+    return figures, {"peak_events_per_second": d.get("peak_events_per_second"), **bounds}, v
 
 
 def _engine_parts(d: dict[str, Any]) -> Parts:
@@ -179,6 +204,7 @@ PARTS: dict[str, Callable[[dict[str, Any]], Parts]] = {
     "pipeline": _pipeline_parts,
     "throughput": _throughput_parts,
     "replay": _replay_parts,
+    "load": _load_parts,
     "engine": _engine_parts,
     "memory": _memory_parts,
     "macaua": _macaua_parts,
@@ -256,16 +282,39 @@ def _throughput(f: dict[str, Any], fl: dict[str, Any]) -> str:
     return (
         f"ours/peer {_f(f.get('over_peer'))}x{_rounds(f.get('by_round'), '.2f')}"
         f" | median round: ours {_f(f.get('events_per_second'), '.0f')} events/s,"
-        f" peer {_f(fl.get('peer_events_per_second'), '.0f')}"
+        f" peer fastest {_f(fl.get('peer_fastest_events_per_second'), '.0f')},"
+        f" default {_f(fl.get('peer_events_per_second'), '.0f')}"
     )
 
 
 def _replay(f: dict[str, Any], fl: dict[str, Any]) -> str:
-    return (
+    line = (
         f"rebuild {_f(f.get('rebuild_events_per_second'), '.0f')} events/s"
         f" | scan {_f(fl.get('scan_events_per_second'), '.0f')}"
         f" -> {_f(f.get('over_scan'), '.3f')}x{_rounds(f.get('by_round'), '.3f')}"
     )
+    if "peak_mib" in f:
+        line += f"; peak {_f(f['peak_mib'], '.0f')} MiB"
+    return line
+
+
+def _load(f: dict[str, Any], fl: dict[str, Any]) -> str:
+    """Each phase: its load, p99 (ms) and p99 over the floor's p99 in that phase."""
+    phases = []
+    for name, ph in f.items():
+        if not isinstance(ph, dict):
+            continue
+        share = ph.get("share")
+        try:
+            load = f"{float(name):.0%}"
+        except ValueError:
+            load = name  # idle
+        if isinstance(share, int | float):
+            load += f" (held {share:.0%})"
+        phases.append(
+            f"{load}: p99 {_f(ph.get('p99_ms'))} ms {_f(ph.get('p99_over_floor'), '.1f')}x"
+        )
+    return f"{', '.join(phases)} (peak {_f(fl.get('peak_events_per_second'), '.0f')} events/s)"
 
 
 def _engine(f: dict[str, Any], fl: dict[str, Any]) -> str:
@@ -306,6 +355,7 @@ HEADLINES: dict[str, Callable[[dict[str, Any], dict[str, Any]], str]] = {
     "pipeline": _pipeline,
     "throughput": _throughput,
     "replay": _replay,
+    "load": _load,
     "engine": _engine,
     "memory": _memory,
     "macaua": _macaua,

@@ -103,6 +103,18 @@ def _deal(players: int, deal: str, ratio: float) -> dict[str, Any]:
     }
 
 
+def _phase(p50: float, p99: float, floor_p99: float) -> dict[str, Any]:
+    """One phase of bench_load: its latencies and the floor sampled in it."""
+    return {
+        "latency_ms": {"p50": p50, "p99": p99, "p999": p99 * 1.5, "n": 500},
+        "floor_ms": {"p50": 1.0123, "p99": floor_p99, "p999": floor_p99 * 1.2, "n": 500},
+        "p50_over_floor": p50 / 1.0123,
+        "p99_over_floor": p99 / floor_p99,
+        "commands_per_type": {"take5": 260, "sixtysix": 240},
+        "p99_over_idle_floor": p99 / 3.123456,
+    }
+
+
 def _result(name: str, sizes: dict[str, Any], settings: dict[str, Any], **data: Any) -> Any:
     return {
         "benchmark": name,
@@ -150,12 +162,13 @@ RESULTS: dict[str, dict[str, Any]] = {
     ),
     "throughput": _result(
         "throughput",
-        {"games": 200, "rounds": 3, "events": 9600},
-        {"game": "highcard", "config": {"rounds": 3}, "peer_threads": 16, "limit_batch": 1000},
-        game_type="highcard",
-        config={"rounds": 3},
+        {"games": 200, "rounds": 3, "seconds": 60.0, "events": 96000},
+        {"game": "mix", "stack": "deployed", "peer_threads": 16, "limit_batch": 1000},
+        game_type="mix",
+        config={},
         games=200,
-        events=9600,
+        games_played=812,
+        events=96000,
         rounds=[ROUND, ROUND, ROUND],
         ours={
             "events_per_second_sustained": 1733.123456,
@@ -166,12 +179,31 @@ RESULTS: dict[str, dict[str, Any]] = {
             "seconds": 5.6789,
             "cpu_seconds_by_process": {"gamemaster": 3.2, "relay": 2.1, "bench": 4.4},
         },
-        peer={"library": "eventsourcing", "threads": 16, "events_per_second": 651.23456},
+        peer={
+            "library": "eventsourcing",
+            "threads": 16,
+            "events_per_second": 651.23456,
+            "fastest": {"events_per_second": 1302.4691, "seconds": 73.7},
+        },
+        ours_over_peer_default=2.62938,
         limit={"batch": 1000, "events_per_second": 45678.9012, "seconds": 0.2101},
         ours_over_peer=2.629384756,
         ours_over_peer_by_round=[2.591234567, 2.629384756, 2.781234567],
         ours_over_limit=0.037487654,
         target={"ours_over_peer_at_least": 2.0, "verdict": "PASS"},
+    ),
+    "load": _result(
+        "load",
+        {"commands": 500, "tables": 200, "peak_seconds": 20.0},
+        {"levels": [0.5, 0.8], "nats": "own, sync_interval always", "bot_procs": 1},
+        peak_events_per_second=1523.456789,
+        phases={
+            "idle": _phase(1.9876, 5.4321, 3.123456),
+            "peak": {"events_per_second": 1523.456789, "events_per_command": 2.3456},
+            "0.5": {**_phase(3.4567, 14.56789, 9.87654), "share_of_peak": 0.4876543},
+            "0.8": {**_phase(9.8765, 40.12345, 20.5), "share_of_peak": 0.7654321},
+        },
+        target={"level": 0.5, "p99_over_floor_at_most": 4.0, "verdict": "PASS"},
     ),
     "replay": _result(
         "replay",
@@ -180,8 +212,9 @@ RESULTS: dict[str, dict[str, Any]] = {
             "macaua_games": 2,
             "players": 2,
             "rounds": 5,
+            "target_events": 1000000,
             "games": 302,
-            "events": 90123,
+            "events": 1081476,
         },
         {"profile": False, "workers": 2},
         games=302,
@@ -194,6 +227,7 @@ RESULTS: dict[str, dict[str, Any]] = {
         rebuild_over_scan=0.3221234567,
         rebuild_over_scan_by_round=[0.310123456, 0.32212345, 0.3271234, 0.3151234, 0.3201234],
         split={"read_streams_seconds": 0.2, "project_seconds": 0.3},
+        memory={"peak_pss_bytes": 512 * 2**20 + 12345, "peak_rss_bytes": 900 * 2**20},
         target={"rebuild_over_scan_at_least": 0.3, "verdict": "PASS"},
     ),
     "engine": _result(
@@ -288,6 +322,24 @@ def test_the_kept_lines_figures_and_floors(history: ModuleType) -> None:
     throughput = history.summary(RESULTS["throughput"])
     assert throughput["figures"]["by_round"] == [2.591, 2.629, 2.781]
     assert throughput["floors"]["peer_events_per_second"] == 651.2
+    load = history.summary(RESULTS["load"])
+    assert list(load["figures"]) == ["idle", "0.5", "0.8"]  # the peak phase has no latency
+    assert load["figures"]["0.5"] == {
+        "p50_ms": 3.457,
+        "p99_ms": 14.57,
+        "floor_p99_ms": 9.877,
+        "p99_over_floor": 1.475,
+        "share": 0.4877,
+    }
+    assert load["floors"] == {
+        "peak_events_per_second": 1523.0,
+        "level": 0.5,
+        "p99_over_floor_at_most": 4.0,
+    }
+    assert history.line(load).split("  ")[2] == (
+        "idle: p99 5.43 ms 1.7x, 50% (held 49%): p99 14.57 ms 1.5x,"
+        " 80% (held 77%): p99 40.12 ms 2.0x (peak 1523 events/s)"
+    )
     macaua = history.summary(RESULTS["macaua"])
     assert macaua["figures"]["rounds 4p"] == 45.12
     assert macaua["floors"]["rounds 4p"] == 0.1235
@@ -332,6 +384,10 @@ def test_history_shows_each_run_with_its_sizes(history: ModuleType, tmp_path: Pa
         "== footprint",
         "2026-11-26T23:59:01+0000  f876c920+  KiB a game in play: gamemaster 3.5, relay 0.5"
         "  [PASS]  {games=1000}",
+        "== load",
+        "2026-11-26T23:59:01+0000  f876c920+  idle: p99 5.43 ms 1.7x, 50% (held 49%): p99 14.57"
+        " ms 1.5x, 80% (held 77%): p99 40.12 ms 2.0x (peak 1523 events/s)  [PASS]"
+        "  {commands=500 tables=200 peak_seconds=20.0}",
         "== macaua",
         "2026-11-26T23:59:01+0000  f876c920+  game 2p 12.0x, rounds 2p 45.1x, library 2p 12.3x,"
         " game 4p 12.0x, rounds 4p 45.1x, library 4p 12.3x, game 6p 12.0x, rounds 6p 45.1x,"
@@ -348,11 +404,13 @@ def test_history_shows_each_run_with_its_sizes(history: ModuleType, tmp_path: Pa
         " relay 0.01 s (floor 0.13 s)  [PASS]  {tables=12 rounds=1}",
         "== replay",
         "2026-11-26T23:59:01+0000  f876c920+  rebuild 187300 events/s | scan 581200 -> 0.322x"
-        " (rounds 0.310, 0.322, 0.327, 0.315, 0.320)  [PASS]"
-        "  {games_per_type=100 macaua_games=2 players=2 rounds=5 games=302 events=90123}",
+        " (rounds 0.310, 0.322, 0.327, 0.315, 0.320); peak 512 MiB  [PASS]"
+        "  {games_per_type=100 macaua_games=2 players=2 rounds=5 target_events=1000000"
+        " games=302 events=1081476}",
         "== throughput",
         "2026-11-26T23:59:01+0000  f876c920+  ours/peer 2.63x (rounds 2.59, 2.63, 2.78)"
-        " | median round: ours 1712 events/s, peer 651  [PASS]  {games=200 rounds=3 events=9600}",
+        " | median round: ours 1712 events/s, peer fastest 1302, default 651  [PASS]"
+        "  {games=200 rounds=3 seconds=60.0 events=96000}",
     ]
 
 
@@ -484,4 +542,4 @@ def test_the_command_prints_the_report(
     assert history.main([str(kept), str(tmp_path), "--last", "1"]) == 0
     out = capsys.readouterr().out
     assert "== throughput\n" in out
-    assert "{games=200 rounds=3 events=9600}" in out
+    assert "{games=200 rounds=3 seconds=60.0 events=96000}" in out
