@@ -127,14 +127,14 @@ def asker_reader(subjects: Subjects, pattern: str) -> Callable[[str], Asker]:
 
         def player_input(subject: str) -> Asker:
             _, game, player = subjects.parse_input(subject)
-            return Asker(subject, game=game, player=player)
+            return Asker(subject, game, player)
 
         return player_input
     if kind == "lobby":
 
         def lobby(subject: str) -> Asker:
             verb, player = subjects.parse_lobby(subject)
-            return Asker(subject, player=player, verb=verb)
+            return Asker(subject, None, player, verb)
 
         return lobby
     if kind == "analytics":
