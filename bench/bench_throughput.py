@@ -2,14 +2,26 @@
 games play at once through the whole pipeline, beside a peer and a limit on the same
 PostgreSQL, writing the very same events.
 
-- ours: BENCH_GAMES (default 200) concurrent bot games (two bots each, game BENCH_GAME,
-  default the test game ``highcard``) play through gamemaster, relay, projector and
-  acktracker, each a separate OS process, in a fresh database. Counted as the peer is: every
-  event, over the time from the first event's commit to the moment every event was also
-  relayed and projected (both read on the database's clock). Until 2026-11-27 ours was
-  counted over the 10th-90th percentile window of the commit times, stretched by the
-  followers' catch-up, and the peer over its whole wall time (a like-for-like count is
-  10-17% lower for ours); that count is still printed ("window").
+- ours, as deployed (the default): BENCH_GAMES tables at once (default 200), a mix of take5
+  (4 bots, to 66 points), the 66 game (2) and papas (3), each table playing games one after
+  another (``BENCH_TP_BOTS`` bots, default random) for ``BENCH_TP_SECONDS`` (default 20; the
+  issue's figure: 60, ``make bench-full``), then stopped where it stands; every service its
+  own OS process (gamemaster, relay, projector, acktracker, timers, analytics: the followers
+  at their lower CPU priority, as deployed) on a fresh database, and a nats-server of the
+  benchmark's own whose JetStream fsyncs every write (``sync_interval: always``, as in
+  deploy/nats/nats.conf). The bots play in this process, or in ``BENCH_TP_BOT_PROCS``
+  processes (default 1, 2 from 500 tables: a thousand tables' bots are more than one event
+  loop keeps up with), started before the clock. Counted as the peer is: every event, over
+  the time from the first event's commit to the moment every event was also relayed and
+  projected (both read on the database's clock). Until 2026-11-27 ours was counted over the
+  10th-90th percentile window of the commit times, stretched by the followers' catch-up,
+  and the peer over its whole wall time (a like-for-like count is 10-17% lower for ours);
+  that count is still printed ("window").
+- ours, as until 2026-11-27: ``BENCH_GAME=highcard BENCH_TP_SECONDS=0
+  BENCH_TP_STACK=pipeline``: one game of the test game per two-seat table, the four pipeline
+  services only, the NATS server found (JetStream's default sync). ``BENCH_GAME`` names one
+  game type for two-seat tables (config ``BENCH_GAME_CONFIG``), ``mix`` (default) the mix;
+  ``BENCH_TP_STACK`` is ``deployed`` (default) or ``pipeline``.
 - peer: the ``eventsourcing`` library (its POSTGRES persistence, ``Application`` with the
   default ``PostgresApplicationRecorder``), in its default configuration and in its fastest
   (``POSTGRES_ENABLE_DB_FUNCTIONS``: inserts through its stored functions, without its
@@ -29,7 +41,8 @@ speed drifts within minutes; one pair was a coin toss).
 
 Target: ours at least 2x the peer in its fastest configuration (reported PASS/MISS, not
 asserted); the ratio to its default one is printed beside.
-Run alone: ``BENCH_GAMES=10 uv run --frozen python bench/bench_throughput.py``.
+Run alone: ``BENCH_GAMES=10 BENCH_TP_SECONDS=5 BENCH_ROUNDS=1 uv run --frozen python
+bench/bench_throughput.py``.
 """
 
 from __future__ import annotations
