@@ -5,8 +5,9 @@ Each handler parses its message and runs one unit of work on one game
 on a fresh load when another writer moved the game on). What to append is the engine's
 decision (``Table``, :mod:`cardroom_engine.steps`); the handlers read from the store only
 what the engine cannot know (the gate, who owes an ack, the transitions' signatures).
-Follow-ups run when the acktracker reports a released gate. The lobby is :mod:`.lobby`; the
-deadline writes are :mod:`.deadline_writes`.
+Follow-ups run when the acktracker reports a released gate. The lobby is :mod:`.lobby`, what
+a due deadline does :mod:`.timeouts`, the deadline writes :mod:`.deadline_writes`, the command
+metrics :mod:`.metrics`.
 
 Time and presence (see ``cardroom_engine.table``):
 
@@ -108,6 +109,8 @@ class Gamemaster(Service):
         metrics = self.rt.metrics
         self.sessions = Sessions(
             store_of=self.store_of,
+            # (looked up at each call: the group commit starts on first use, and a test may
+            # replace _publish)
             submit=lambda batch: self.appends.submit(batch),
             publish=lambda game, notes: self._publish(game, notes),
             gates=self.gates,

@@ -1,4 +1,4 @@
-"""The unit of work on one game: every handler of the gamemaster runs in one.
+"""The unit of work on one game, in which the gamemaster's handlers change it.
 
 :meth:`Sessions.run` takes the game's lock, loads the game (this process's cache, else its
 events) and runs the handler's work on it. The work appends through :meth:`Sessions.append`:
