@@ -4,7 +4,7 @@ For each real game, BENCH_MEMORY_LOGS distinct mid-game logs (default 20; the ev
 the command halfway through a game played with random legal moves, as JSON text) are made
 first. Then BENCH_MEMORY_GAMES games (default 1000; Macaua BENCH_MEMORY_MACAUA_GAMES, default
 100, its tables being ~100x bigger and slow to replay) are loaded into an ``OrderedDict`` of
-the gamemaster's own ``Loaded(table, state)`` exactly as ``Gamemaster.load`` does: the
+the gamemaster's own ``Loaded(table, state)`` exactly as ``Sessions.load`` does: the
 events parsed from JSON (as they come from the store), ``Table.replay``, the events
 dropped. Measured twice, per game:
 
@@ -32,23 +32,12 @@ import os
 import time
 import tracemalloc
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any
 
-from cardroom_engine import Table, TableState, registry
+from cardroom_engine import Table, registry
+from cardroom_gamemaster.session import Loaded  # the gamemaster's own cache entry
 from common import Report, env_float, env_int, env_list
 from gamesim import load_real_games, play_timed, seats_for, try_game
-
-try:  # the gamemaster's own cache entry
-    from cardroom_gamemaster.service import Loaded
-except ImportError:  # pragma: no cover - the same shape
-
-    @dataclass
-    class Loaded:  # type: ignore[no-redef]
-        table: Table
-        state: TableState
-        synced: int = -1
-
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 

@@ -2,10 +2,8 @@
 
 The services register their subscribers on a broker that never connects; the outputs
 (notifications, spectator views, the event stream) are declared as publishers. FastStream
-builds the document, the payload of a typed subscription (``Service.serve`` with
-``model=``) from its wire model. The raw ones, whose handlers still parse ``(subject,
-bytes)`` themselves, have their payloads filled in here (:data:`RAW`); a typed channel is
-never patched.
+builds the document, every subscription's payload from the wire model its handler takes
+(``Service.serve`` / ``Service.listen`` with ``model=``).
 """
 
 from __future__ import annotations
@@ -15,52 +13,13 @@ from typing import Any, cast
 
 from cardroom_eventstore import EventStore
 from cardroom_runtime.host import Runtime
-from cardroom_wire import (
-    Command,
-    CreateTable,
-    ErrorBody,
-    GetTable,
-    JoinTable,
-    ListTables,
-    Notification,
-    PublicUpdate,
-    Register,
-    RenewToken,
-    StartTable,
-    Subjects,
-    SyncReply,
-    SyncRequest,
-)
+from cardroom_wire import ErrorBody, Notification, PublicUpdate, Subjects, SyncReply
 from cardroom_wire.events import EventRecord
-from cardroom_wire.internal import Back, Reconcile, Release, Timeout
 from faststream.nats import NatsBroker
 from faststream.specification import AsyncAPI
-from pydantic import BaseModel
 
 from . import __doc__ as package_doc
 from .services import SERVICES, ServiceName
-
-# the payloads of the channels whose handlers are raw, by channel title (the internal ones'
-# descriptions name their sender and receiver; never granted to players)
-RAW: dict[str, list[type[BaseModel]]] = {
-    "lobby": [CreateTable, JoinTable, StartTable, ListTables, GetTable, Register, RenewToken],
-    "commands": [Command],
-    "release": [Release],
-    "timeout": [Timeout],
-    "reconcile": [Reconcile],
-    "back": [Back],
-    # the gamemaster also listens to syncs (without answering): an away player is back
-    "presence-syncs": [SyncRequest],
-}
-
-
-EMPTY = "EmptyPayload"  # FastStream's payload of a handler that takes no model
-
-
-def _schema(models: list[type[BaseModel]]) -> dict[str, Any]:
-    if len(models) == 1:
-        return models[0].model_json_schema()
-    return {"oneOf": [m.model_json_schema() for m in models]}
 
 
 def build(root: str = "cardroom") -> dict[str, Any]:
@@ -98,22 +57,6 @@ def build(root: str = "cardroom") -> dict[str, Any]:
     )
     doc: dict[str, Any] = json.loads(spec.to_specification().to_json())
     schemas = doc.setdefault("components", {}).setdefault("schemas", {})
-    messages = doc["components"].setdefault("messages", {})
-    # the raw handlers parse their requests themselves: FastStream sees no model there
-    requests: dict[str, dict[str, Any]] = {t: _schema(m) for t, m in RAW.items()}
-    for title, schema in requests.items():
-        name = f"{title.title().replace('-', '')}Request"
-        message = messages.get(f"{title}:SubscribeMessage")
-        if message is None:
-            raise RuntimeError(f"no channel {title!r} in the generated document")
-        if message["payload"] != {"$ref": f"#/components/schemas/{EMPTY}"}:
-            raise RuntimeError(f"channel {title!r} is typed: its model gives its payload")
-        schemas[name] = schema
-        message["payload"] = {"$ref": f"#/components/schemas/{name}"}
-    if not any(
-        m["payload"] == {"$ref": f"#/components/schemas/{EMPTY}"} for m in messages.values()
-    ):
-        schemas.pop(EMPTY, None)
     schemas["ErrorReply"] = {
         "type": "object",
         "properties": {"ok": {"const": False}, "error": ErrorBody.model_json_schema()},

@@ -1,7 +1,10 @@
 """The gamemaster's handlers on the in-memory event store: no PostgreSQL, no NATS.
 
-The service is the real one; only its two ways out to NATS are replaced: the notifications it
-publishes are collected in a list, and deadline hints are dropped. Acks are paid into the
+The service is the real one, its handlers called with the wire models the runtime parses
+(tests/gamemaster/test_gamemaster_broker.py goes through FastStream's test broker); only its
+two ways out to NATS are replaced, through their public seams: the notifications it publishes
+are collected in a list (``Sessions.notifier``), and deadline hints are dropped
+(``DeadlineWrites.hint``). Acks are paid into the
 store as the acktracker would, and a release is handed to ``on_release`` as the acktracker
 publishes it. A second gamemaster on the same store is another instance's concurrent writer.
 """
@@ -18,15 +21,16 @@ from cardroom_engine import AWAY, BACK, Rejection, registry
 from cardroom_eventstore import Append, EventStore, NewEvent
 from cardroom_eventstore.memory import InMemoryEventStore
 from cardroom_gamemaster import Gamemaster
-from cardroom_runtime.host import Runtime
+from cardroom_runtime.host import Asker, Runtime
 from cardroom_wire import (
+    Command,
     DeadlineHint,
     ErrorCode,
+    LobbyRequest,
     Release,
     Subjects,
     Timeout,
     WireError,
-    dumps,
 )
 from faststream.nats import NatsBroker
 from support.highcard import BET_PLACED, FOLDED, GAME
@@ -37,18 +41,29 @@ if "highcard" not in registry:
 SUBJECTS = Subjects("unit")
 
 
+class Collected:
+    """A Publisher that keeps the notifications instead of sending them."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, dict[str, Any]]] = []  # (game, player, notification)
+
+    async def publish(self, game: str, notes: Sequence[tuple[str, int, bytes]]) -> None:
+        self.sent += [(game, player, json.loads(payload)) for player, _, payload in notes]
+
+
+async def no_hint(hint: DeadlineHint) -> None:
+    pass
+
+
 class Recorded(Gamemaster):
     """The gamemaster with its notifications collected instead of published."""
 
     def __init__(self, rt: Runtime) -> None:
         super().__init__(rt)
-        self.sent: list[tuple[str, str, dict[str, Any]]] = []  # (game, player, notification)
-
-    async def _publish(self, game: str, notes: Sequence[tuple[str, int, bytes]]) -> None:
-        self.sent += [(game, player, json.loads(payload)) for player, _, payload in notes]
-
-    async def _hint(self, hint: DeadlineHint) -> None:
-        pass
+        collected = Collected()
+        self.sent = collected.sent
+        self.sessions.notifier = collected
+        self.deadlines.hint = no_hint
 
 
 def gamemaster(store: InMemoryEventStore) -> Recorded:
@@ -57,11 +72,12 @@ def gamemaster(store: InMemoryEventStore) -> Recorded:
 
 
 async def lobby(gm: Gamemaster, verb: str, asker: str, **body: Any) -> dict[str, Any]:
-    return await gm.on_lobby(SUBJECTS.lobby(verb, asker), dumps(body))
+    request = LobbyRequest.model_validate({"type": verb, **body})
+    return await gm.on_lobby(request, Asker(SUBJECTS.lobby(verb, asker), None, asker, verb))
 
 
 async def command(gm: Gamemaster, game: str, player: str, **body: Any) -> dict[str, Any]:
-    return await gm.on_command(SUBJECTS.cmd(game, player), dumps(body))
+    return await gm.on_command(Command(**body), Asker(SUBJECTS.cmd(game, player), game, player))
 
 
 async def acknowledge_all(
@@ -79,7 +95,7 @@ async def acknowledge_all(
             result = await store.ack(game, version, player)
             if result.released_gate is not None:
                 release = Release(game=game, version=result.released_gate)
-                await gm.on_release(SUBJECTS.release, dumps(release.body()))
+                await gm.on_release(release, Asker(SUBJECTS.release))
 
 
 async def another_writer_marks_away(store: InMemoryEventStore, game: str, player: str) -> None:
@@ -232,7 +248,7 @@ async def test_an_ack_timeout_marks_the_late_player_away_and_the_house_plays_for
     assert (await t.store.ack(t.game, gate, t.mover)).accepted  # the other never acknowledges
     timeout = Timeout(game=t.game, version=gate, key=f"acks:{gate}")
 
-    reply = await t.gm.on_timeout(SUBJECTS.timeout, dumps(timeout.body()))
+    reply = await t.gm.on_timeout(timeout, Asker(SUBJECTS.timeout))
 
     assert reply["result"] == "fired"
     records = await t.store.read_stream(t.game, gate + 1)

@@ -330,7 +330,7 @@ async def test_a_table_read_does_not_put_the_game_back(
     read, moved = asyncio.Event(), asyncio.Event()
     store = gm.store_of(game)
     original = store.read_stream
-    summarise = gm._summary
+    summarise = gm.lobby.summary
     in_get: contextvars.ContextVar[bool] = contextvars.ContextVar("in_get", default=False)
 
     async def summary(game_id: str) -> Any:
@@ -347,8 +347,8 @@ async def test_a_table_read_does_not_put_the_game_back(
             await moved.wait()
         return records
 
-    gm._cache.pop(game)  # not cached: the get reads the store
-    monkeypatch.setattr(gm, "_summary", summary)
+    gm.sessions.cache.pop(game)  # not cached: the get reads the store
+    monkeypatch.setattr(gm.lobby, "summary", summary)
     monkeypatch.setattr(store, "read_stream", slow_read)
     getting = asyncio.create_task(alice.table(game))
     await read.wait()
@@ -359,7 +359,7 @@ async def test_a_table_read_does_not_put_the_game_back(
     assert summary["version"] < version  # it did read before the move
     # nothing moves the game meanwhile (alice holds her ack): the gamemaster's copy is the
     # store's, not the one the get read
-    cached = gm._cache.get(game)
+    cached = gm.sessions.cached(game)
     assert cached is None or cached.state.version == await stack.store.stream_version(game)
 
     # and the game goes on from alice's move: bob's turn comes, and his move is taken

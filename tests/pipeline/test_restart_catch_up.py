@@ -15,6 +15,7 @@ import nats
 import pytest
 from cardroom_acktracker import AckTracker
 from cardroom_gamemaster import Gamemaster
+from cardroom_gamemaster.session import Notifier
 from cardroom_projector import Projector
 from cardroom_relay import Relay
 from cardroom_runtime import gate
@@ -130,7 +131,8 @@ async def test_a_starting_gamemaster_has_the_owed_notifications_sent_again_at_on
     async def died_before_publishing(*_: Any) -> None:
         return None
 
-    monkeypatch.setattr(Gamemaster, "_publish", died_before_publishing)
+    # every gamemaster's way out for notifications (Sessions.notifier) sends nothing
+    monkeypatch.setattr(Notifier, "publish", died_before_publishing)
     received: asyncio.Queue[Notification] = asyncio.Queue()
 
     async def handle(note: Notification) -> None:

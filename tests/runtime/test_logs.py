@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from cardroom_client import Client
 from cardroom_runtime import logs
-from cardroom_runtime.host import Host, Service
-from cardroom_wire import ok
+from cardroom_runtime.host import Asker, Host, Service
+from cardroom_wire import Command, ok
 
 log = logging.getLogger("cardroom.test_logs")
 
@@ -88,11 +88,12 @@ class Echo(Service):
             self.subjects.cmd_all,
             queue="echo",
             title="commands",
+            model=Command,
             handler=self.on_cmd,
             max_workers=2,
         )
 
-    async def on_cmd(self, subject: str, body: bytes) -> dict[str, Any]:
+    async def on_cmd(self, command: Command, asker: Asker) -> dict[str, Any]:
         log.warning("handling")
         return ok()
 
@@ -119,7 +120,7 @@ async def test_a_request_binds_its_service_route_game_and_player(
     try:
         client = await Client.connect(nats_url, "p7", subject_root=host.subjects.root)
         try:
-            await client.request(host.subjects.cmd("g42", "p7"), {"type": "x"})
+            await client.request(host.subjects.cmd("g42", "p7"), {"type": "x", "id": "c1"})
         finally:
             await client.close()
         log.warning("after")

@@ -25,8 +25,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
-from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, overload
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from cardroom_eventstore import EventStore
 from cardroom_wire import (
@@ -84,10 +83,6 @@ async def ensure_events_stream(
         await nc.close()
 
 
-#: The raw form: ``(subject, body)``; the handler parses both itself.
-Handler = Callable[[str, bytes], Awaitable[dict[str, Any]]]
-Listener = Callable[[str, bytes], Awaitable[None]]
-
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -97,8 +92,8 @@ class Asker(NamedTuple):
     the tokens of a player's input (``<root>.{cmd,ack,sync}.<game>.<player>``); on the lobby
     ``player`` is the asker and ``verb`` the request's; on an analytics query ``verb`` is the
     query's. A message between services (``<root>.internal.*``) names nobody. (A tuple:
-    made for every message on the bare path, it must cost no more than the tuple
-    ``Subjects.parse_input`` gave the raw handlers.)"""
+    made for every message on the bare path, it costs no more than the tuple
+    ``Subjects.parse_input`` makes.)"""
 
     subject: str
     game: str | None = None
@@ -163,7 +158,7 @@ class _Typed(Generic[M]):
 
     async def answer(self, subject: str, body: bytes) -> bytes:
         """The bare path's reply: the subject first (a bad id is ``bad_id`` whatever the
-        body), then the body; the same work the raw handlers did, and no more."""
+        body), then the body: one subject split and one JSON parse, and no more."""
         try:
             asker = self.asker(subject)
             reply = await self.handler(self.parse(body, asker), asker)
@@ -308,12 +303,6 @@ class Service:
         """The event store of the shard that holds ``game`` (from its id alone)."""
         return self.rt.shards.of(game)
 
-    @overload
-    def serve(
-        self, subject: str, *, queue: str, title: str, handler: Handler, max_workers: int
-    ) -> None: ...
-
-    @overload
     def serve(
         self,
         subject: str,
@@ -324,24 +313,11 @@ class Service:
         handler: Typed[M],
         max_workers: int,
         empty_is_object: bool = False,
-    ) -> None: ...
-
-    def serve(
-        self,
-        subject: str,
-        *,
-        queue: str,
-        title: str,
-        handler: Any,
-        max_workers: int,
-        model: type[BaseModel] | None = None,
-        empty_is_object: bool = False,
     ) -> None:
         """Answer requests on ``subject`` (a queue group): every input gets one JSON reply.
 
-        With ``model`` the handler is typed (see the module): ``handler(item, asker)``
-        (``empty_is_object``: a blank body reads as ``{}``); without, it is raw:
-        ``handler(subject, body)`` parses both itself.
+        The handler is typed (see the module): ``handler(item, asker)`` (``empty_is_object``:
+        a blank body reads as ``{}``).
 
         In a running host this is a bare nats-py subscription: FastStream's per-message work
         (its middlewares, dependency injection, reply publisher) costs about 0.5 ms per
@@ -351,25 +327,14 @@ class Service:
         """
         typed = self._typed(subject, title, model, handler, empty_is_object)
         if self.rt.direct:
-            handle = typed.answer if typed is not None else partial(_answer, handler)
             self.rt.routes.append(
-                Route(subject, queue, title, handle, max_workers, service=self.name)
+                Route(subject, queue, title, typed.answer, max_workers, service=self.name)
             )
-        elif typed is not None:
-            self.rt.broker.subscriber(subject, queue=queue, title=title, max_workers=max_workers)(
-                typed.documented(reply=True), decoder=typed.decoder
-            )
-        else:
-            self.rt.broker.subscriber(subject, queue=queue, title=title, max_workers=max_workers)(
-                replying(handler)
-            )
+            return
+        self.rt.broker.subscriber(subject, queue=queue, title=title, max_workers=max_workers)(
+            typed.documented(reply=True), decoder=typed.decoder
+        )
 
-    @overload
-    def listen(
-        self, subject: str, *, queue: str, title: str, listener: Listener, max_workers: int
-    ) -> None: ...
-
-    @overload
     def listen(
         self,
         subject: str,
@@ -379,59 +344,32 @@ class Service:
         model: type[M],
         listener: TypedListener[M],
         max_workers: int,
-    ) -> None: ...
-
-    def listen(
-        self,
-        subject: str,
-        *,
-        queue: str,
-        title: str,
-        listener: Any,
-        max_workers: int,
-        model: type[BaseModel] | None = None,
     ) -> None:
         """Like :meth:`serve` for messages that get no reply (``listener`` must not raise;
-        typed, hostile input never reaches it)."""
+        hostile input never reaches it)."""
         typed = self._typed(subject, title, model, listener)
         if self.rt.direct:
-            if typed is not None:
-                handle = typed.hear
-            else:
-
-                async def handle(subject: str, body: bytes) -> None:
-                    await listener(subject, body)
-
             self.rt.routes.append(
-                Route(subject, queue, title, handle, max_workers, replies=False, service=self.name)
+                Route(
+                    subject, queue, title, typed.hear, max_workers, replies=False, service=self.name
+                )
             )
             return
-        subscriber = self.rt.broker.subscriber(
+        self.rt.broker.subscriber(
             subject, queue=queue, title=title, no_reply=True, max_workers=max_workers
-        )
-        if typed is not None:
-            subscriber(typed.documented(reply=False), decoder=typed.decoder)
-        else:
-
-            async def documented(msg: NatsMessage) -> None:
-                await listener(msg.raw_message.subject, msg.body)
-
-            subscriber(documented)
+        )(typed.documented(reply=False), decoder=typed.decoder)
 
     def _typed(
         self,
         subject: str,
         title: str,
-        model: type[BaseModel] | None,
-        handler: Any,
+        model: type[M],
+        handler: Callable[[M, Asker], Awaitable[Any]],
         empty_is_object: bool = False,
-    ) -> _Typed[Any] | None:
-        if model is None:
-            return None
+    ) -> _Typed[M]:
         if not self.rt.direct:
             _uses_refusals(self.rt.broker)
-        reader = asker_reader(self.subjects, subject)
-        return _Typed(model, reader, handler, title, empty_is_object)
+        return _Typed(model, asker_reader(self.subjects, subject), handler, title, empty_is_object)
 
     def register(self) -> None:
         """Add this service's subscribers to the broker (before it starts)."""
@@ -482,33 +420,15 @@ def storage_unavailable(error: BaseException | None) -> bool:
     return False
 
 
-def replying(handler: Handler) -> Callable[[NatsMessage], Awaitable[bytes]]:
-    """Wrap a request handler so that every input gets exactly one JSON reply.
+def _refused(exc: Exception, subject: str) -> dict[str, Any]:
+    """The reply to a request whose handling raised ``exc``: every input gets exactly one
+    JSON reply.
 
     Hostile input (bad ids, JSON, schema, size) is answered with a WireError's code; the
     database being away (PostgreSQL restarting) is answered ``unavailable``, which clients
     retry; any other unexpected exception is logged and answered ``internal`` without
     details, so nothing about other players' hidden state can leak through an error.
     """
-
-    async def handle(msg: NatsMessage) -> bytes:
-        return await _answer(handler, msg.raw_message.subject, msg.body)
-
-    handle.__name__ = getattr(handler, "__name__", "handle")
-    return handle
-
-
-async def _answer(handler: Handler, subject: str, body: bytes) -> bytes:
-    """The JSON reply of ``handler`` to one request, errors included (see :func:`replying`)."""
-    try:
-        reply = await handler(subject, body)
-    except Exception as exc:
-        reply = _refused(exc, subject)
-    return dumps(reply)
-
-
-def _refused(exc: Exception, subject: str) -> dict[str, Any]:
-    """The reply to a request whose handling raised ``exc`` (see :func:`replying`)."""
     if isinstance(exc, WireError):
         return error_from(exc)
     if isinstance(exc, InvalidId):  # an id in the subject that is not a safe token

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, RootModel, ValidationError
 
 from .ids import SeatKey, Token
 
@@ -171,6 +171,18 @@ class RenewToken(_Request):
     token: str = Field(min_length=1, max_length=256)
 
 
+class LobbyRequest(
+    RootModel[
+        Annotated[
+            CreateTable | JoinTable | StartTable | ListTables | GetTable | Register | RenewToken,
+            Field(discriminator="type"),
+        ]
+    ]
+):
+    """A request on ``<root>.lobby.<verb>.<asker>``: its ``type`` is the subject's verb (a
+    body without one takes the verb's; one that names another verb is refused)."""
+
+
 class Command(BaseModel):
     """A player's command. ``type`` names the move; the game validates the other fields."""
 
@@ -278,12 +290,22 @@ def decode_json(data: bytes | str, limit: int = MAX_MESSAGE_BYTES) -> Any:
         raise WireError(ErrorCode.BAD_JSON, f"not valid JSON: {exc.msg}") from None
 
 
-def describe_validation(exc: ValidationError) -> str:
-    """A short message naming the bad fields, without echoing their values back."""
+def cut(name: object, limit: int = 40) -> str:
+    """A name someone sent (a field, a key), cut short enough to repeat in a message."""
+    text = str(name)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def describe_validation(
+    exc: ValidationError, *, most: int = 5, prefix: str = "", default: str = "message"
+) -> str:
+    """A short message naming the first ``most`` bad fields (``location: message``, the
+    location under ``prefix``; ``default`` where it is empty). pydantic's messages do not
+    repeat the input, but a location may be a key the sender chose: each part is cut."""
     parts = []
-    for err in exc.errors()[:5]:
-        loc = ".".join(str(p) for p in err["loc"]) or "message"
-        parts.append(f"{loc}: {err['msg']}")
+    for err in exc.errors()[:most]:
+        where = ".".join(cut(p) for p in (prefix, *err["loc"]) if p != "") or default
+        parts.append(f"{where}: {err['msg']}" if where else str(err["msg"]))
     return "; ".join(parts)
 
 

@@ -32,7 +32,8 @@ DELAY = 1.0  # seconds a game's debounced write waits at most for more versions 
 
 class DeadlineWrites:
     """``store_of``: the event store that holds a game; ``hint``: tells the timers service
-    of an earlier due time (a hint only: it polls anyway)."""
+    of an earlier due time (a hint only: it polls anyway; a test may put another in its
+    place)."""
 
     def __init__(
         self,
@@ -40,7 +41,7 @@ class DeadlineWrites:
         hint: Callable[[DeadlineHint], Awaitable[None]],
     ) -> None:
         self._store_of = store_of
-        self._hint = hint
+        self.hint = hint
         self._writers: dict[str, asyncio.Task[None]] = {}
         self._wanted: dict[str, Loaded] = {}
 
@@ -64,7 +65,7 @@ class DeadlineWrites:
         loaded.deadlines_at = state.version
         if due is not None:
             try:
-                await self._hint(DeadlineHint(game=state.game_id, due=due.timestamp()))
+                await self.hint(DeadlineHint(game=state.game_id, due=due.timestamp()))
             except Exception:  # a hint only: the timers service polls anyway
                 log.debug("deadline hint for %s not sent", state.game_id, exc_info=True)
 

@@ -22,7 +22,7 @@ import random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from cardroom_engine import Event, Table, TableState, numbering, registry, steps
 from cardroom_engine.table import PRESENCE
@@ -31,15 +31,19 @@ from cardroom_eventstore import (
     Append,
     ConcurrencyError,
     DuplicateCommand,
+    EventStore,
     EventStoreError,
     NewEvent,
     RecordedEvent,
 )
+from cardroom_eventstore.hot import Batcher
 from cardroom_eventstore.interface import Store
 from cardroom_runtime import tracing
 from cardroom_runtime.gate import Follower, GameGate
 from cardroom_runtime.metrics import Counter
-from cardroom_wire import ErrorCode, WireError, dumps, ok
+from cardroom_runtime.shards import Shards
+from cardroom_wire import ErrorCode, Subjects, WireError, dumps, ok
+from faststream.nats import NatsBroker
 
 from .deadline_writes import DeadlineWrites
 from .signing import TransitionSignatures
@@ -49,6 +53,7 @@ log = logging.getLogger("cardroom.gamemaster")
 CACHE_SIZE = 10_000
 RETRIES = 5
 ADVANCE_LIMIT = 10_000  # appends in a row without anyone present to acknowledge (a runaway game)
+APPEND_BATCH = 256  # appends (of as many games) per statement at most
 
 Item = tuple[Event, dict[str, Any]]  # an event and its metadata
 Note = tuple[str, int, bytes]  # a notification: (player, seq, document)
@@ -71,19 +76,94 @@ class Appended:
     gated: bool  # somebody present must acknowledge this batch
 
 
+Result = list[RecordedEvent] | EventStoreError
+
+
+class GroupCommit:
+    """The appends of all games that arrive while one statement is being written go together
+    in the next (``EventStore.append_group``, one statement per shard, at once): a quiet room
+    waits for nothing, a busy one writes one statement and one commit for many games."""
+
+    def __init__(self, shards: Callable[[], Shards]) -> None:
+        self._shards = shards  # (read when asked: the host sets them up after the services)
+        self._batcher: Batcher[Append, Result] | None = None
+
+    async def submit(self, batch: Append) -> Result:
+        if self._batcher is None:  # started on first use, on the loop that serves
+            self._batcher = Batcher(self._group, APPEND_BATCH)
+        return await self._batcher.submit(batch)
+
+    async def close(self) -> None:
+        if self._batcher is not None:
+            await self._batcher.close()
+
+    async def _group(self, batches: list[Append]) -> list[Result]:
+        return await self._shards().scatter(batches, _stream_of, _append_shard)
+
+
+async def _append_shard(store: EventStore, batches: list[Append]) -> list[Result]:
+    if len(batches) == 1 or len({b.stream_id for b in batches}) < len(batches):
+        return await store.append_each(batches)  # (one game twice: not from here)
+    return await store.append_group(batches)
+
+
+def _stream_of(batch: Append) -> str:
+    return batch.stream_id
+
+
+class Publisher(Protocol):
+    async def publish(self, game: str, notes: Sequence[Note]) -> None: ...
+
+
+class Notifier:
+    """Sends a committed append's notifications to their players at once, on the broker's
+    connection (:class:`Publisher`; a test collects them with another).
+
+    Best effort: they are stored by the projector (the same ``seq`` numbers, so the same
+    messages) and the acktracker resends any whose gating ack is overdue, so a crash or a
+    broken connection here only delays them. Published under the game's lock, on one
+    connection: each player receives them in order. While tracing, each goes out in a span
+    of its own whose context it carries, so the player's ack continues the trace.
+    """
+
+    def __init__(self, broker: NatsBroker, subjects: Subjects) -> None:
+        self.broker = broker
+        self.subjects = subjects
+
+    async def publish(self, game: str, notes: Sequence[Note]) -> None:
+        connection, player_subject = self.broker.connection, self.subjects.player
+        try:
+            if not tracing.enabled():
+                for player, _, payload in notes:
+                    await connection.publish(player_subject(player, game), payload)
+                return
+            for player, seq, payload in notes:
+                with tracing.span(
+                    "notify",
+                    {"cardroom.game": game, "cardroom.player": player, "cardroom.seq": seq},
+                    kind=tracing.SpanKind.PRODUCER,
+                ):
+                    await connection.publish(
+                        player_subject(player, game), payload, headers=tracing.headers()
+                    )
+        except Exception:
+            log.warning("notifications of %s not sent now; the acktracker resends them", game)
+
+
 class Sessions:
     """Units of work on games, with the cache and the locks they share.
 
-    ``submit`` appends one batch (the service's group commit); ``publish`` sends a committed
-    append's notifications of one game (best effort: the acktracker resends what is lost).
+    ``submit`` appends one batch (:class:`GroupCommit`); ``notifier`` sends a committed
+    append's notifications of one game (:class:`Publisher`, looked up at each append: a test
+    may put another in its place).
     """
 
     def __init__(
         self,
         *,
         store_of: Callable[[str], Store],
-        submit: Callable[[Append], Awaitable[list[RecordedEvent] | EventStoreError]],
-        publish: Callable[[str, Sequence[Note]], Awaitable[None]],
+        submit: Callable[[Append], Awaitable[Result]],
+        notifier: Publisher,
         gates: Follower,
         signatures: TransitionSignatures,
         deadlines: DeadlineWrites,
@@ -92,7 +172,7 @@ class Sessions:
     ) -> None:
         self.store_of = store_of
         self.submit = submit
-        self.publish = publish
+        self.notifier = notifier
         self.gates = gates
         self.signatures = signatures
         self.deadlines = deadlines
@@ -241,7 +321,7 @@ class Sessions:
         for stored in new:
             if stored.type in PRESENCE:
                 self.presence.labels(state.game_type, stored.type.removeprefix("table.")).inc()
-        await self.publish(game, notes)
+        await self.notifier.publish(game, notes)
         away = addressed & set(state.away)
         released: list[int] = []
         if away:
@@ -308,4 +388,15 @@ class Sessions:
             self.gates.mark_later(loaded.gate, game, handled)
 
 
-__all__ = ["ADVANCE_LIMIT", "CACHE_SIZE", "RETRIES", "Appended", "Item", "Loaded", "Sessions"]
+__all__ = [
+    "ADVANCE_LIMIT",
+    "CACHE_SIZE",
+    "RETRIES",
+    "Appended",
+    "GroupCommit",
+    "Item",
+    "Loaded",
+    "Notifier",
+    "Publisher",
+    "Sessions",
+]
