@@ -36,6 +36,19 @@ from .hot import HotPool, Statement
 ACKS = "acks:"
 """Key prefix of the ack timeout: ``acks:<gate version>`` (the oldest gate still held)."""
 
+WRITE_DELAY = 1.0
+"""Seconds the gamemaster's debounced write of a game's deadlines waits at most after a
+change, so that the versions of a game in quick play share one write."""
+
+RECOVER_GRACE = 5.0
+"""Seconds a game's stream may be past the version its deadlines were written for before
+the timers service takes it for *lagging* (its writer died) and asks for a reconcile."""
+
+if not 0 < WRITE_DELAY * 4 <= RECOVER_GRACE:
+    # a debounced write still waiting must never look like a lost one: else every game in
+    # quick play is reconciled for nothing
+    raise RuntimeError("the deadline write delay must be well inside the recover grace")
+
 
 class Wanted(Protocol):
     """A deadline a game wants (``cardroom_engine.TableDeadline`` is one)."""

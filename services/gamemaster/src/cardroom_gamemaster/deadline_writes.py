@@ -8,8 +8,10 @@ goes back a version.
 A command's reply waits for no write (:meth:`DeadlineWrites.soon`): one writer per game at a
 time, which waits first, so the versions of a game in quick play share one write (due
 times are counted from the events' recorded times, so waiting moves none): a quarter of the
-game's shortest deadline, at most :data:`DELAY`. Then it writes the newest state it was
-handed, and goes round again if a newer one came while it wrote.
+game's shortest deadline, at most ``WRITE_DELAY``, well inside the ``RECOVER_GRACE`` the
+timers service allows before it takes the game for lagging (both defined, and checked
+against each other, in :mod:`cardroom_eventstore.deadlines`). Then it writes the newest state
+it was handed, and goes round again if a newer one came while it wrote.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from cardroom_eventstore.deadlines import WRITE_DELAY
 from cardroom_eventstore.interface import Store
 from cardroom_wire import DeadlineHint
 
@@ -26,8 +29,6 @@ if TYPE_CHECKING:
     from .session import Loaded
 
 log = logging.getLogger("cardroom.gamemaster")
-
-DELAY = 1.0  # seconds a game's debounced write waits at most for more versions to share it
 
 
 class DeadlineWrites:
@@ -79,7 +80,7 @@ class DeadlineWrites:
             soonest = [d.seconds for d in loaded.table.deadlines(state)]
             if state.options.ack_timeout is not None:
                 soonest.append(state.options.ack_timeout)
-            delay = min([DELAY, *(s / 4 for s in soonest)])
+            delay = min([WRITE_DELAY, *(s / 4 for s in soonest)])
             self._writers[game] = asyncio.create_task(self._later(game, delay))
 
     async def _later(self, game: str, delay: float) -> None:

@@ -36,7 +36,7 @@ import math
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
-from cardroom_eventstore.deadlines import Due
+from cardroom_eventstore.deadlines import RECOVER_GRACE, Due
 from cardroom_runtime.host import Asker, Service
 from cardroom_wire import DeadlineHint
 
@@ -57,7 +57,8 @@ class Timers(Service):
     lease_seconds: ClassVar[float] = 5.0  # a claimed row is sent again after this
     request_timeout: ClassVar[float] = 4.0
     recover_seconds: ClassVar[float] = 5.0  # how often to look for skipped evaluations
-    recover_grace: ClassVar[float] = 5.0  # a stream this long past its evaluation is lagging
+    # a stream this long past its evaluation is lagging (well past the gamemaster's debounce)
+    recover_grace: ClassVar[float] = RECOVER_GRACE
     batch: ClassVar[int] = 100
     concurrency: ClassVar[int] = 32
 
