@@ -16,7 +16,7 @@ from .session import Loaded
 
 @dataclass
 class CommandCount:
-    kind: str = "invalid"  # the command's type as a label (see :func:`label`)
+    kind: str  # the command's type as a label (see :func:`label`)
     outcome: str = "internal"  # ok, or the refusal's code
 
 
@@ -37,10 +37,12 @@ class CommandCounts:
         self._types: dict[str, set[str]] = {}
 
     @contextmanager
-    def command(self, subject: str) -> Iterator[CommandCount]:
-        """Count the command handled inside (``ok`` unless it raises a WireError)."""
+    def command(self, game: str, kind: str) -> Iterator[CommandCount]:
+        """Count the command of type ``kind`` to ``game`` handled inside (``ok`` unless it
+        raises a WireError). A body refused before its handler is counted by the runtime's
+        route metrics, by its code."""
         t0 = time.perf_counter()
-        count = CommandCount()
+        count = CommandCount(label(kind))
         try:
             yield count
             count.outcome = "ok"
@@ -48,7 +50,6 @@ class CommandCounts:
             count.outcome = exc.code
             raise
         finally:
-            game = subject.rsplit(".", 2)[-2]  # <root>.cmd.<game>.<player>
             cached = self._cached(game)
             game_type = cached.state.game_type if cached is not None else "unknown"
             # a label's values must stay few whatever players send: a command type is named

@@ -74,7 +74,7 @@ from .commands import Commands
 from .credentials import Credentials
 from .deadline_writes import DeadlineWrites
 from .lobby import Lobby
-from .metrics import CommandCounts, label
+from .metrics import CommandCounts
 from .presence import Presence
 from .session import GroupCommit, Loaded, Notifier, Sessions
 from .signing import TransitionSignatures
@@ -189,8 +189,7 @@ class Gamemaster(Service):
     async def on_command(self, command: Command, asker: Asker) -> dict[str, Any]:
         """A player's command, counted by game type, command type and outcome."""
         game, player = asker.seat
-        with self.counts.command(asker.subject) as count:
-            count.kind = label(command.type)
+        with self.counts.command(game, command.type) as count:
             tracing.tag("cardroom.command", count.kind)
             # what is logged from here names the command, the host's line of the request too
             # (the host restores the context it found when the request is done)

@@ -150,6 +150,42 @@ class Notifier:
             log.warning("notifications of %s not sent now; the acktracker resends them", game)
 
 
+@dataclass
+class _Batch:
+    """Events numbered for appending: the state after them, each player's notification
+    numbers then, the events to store, the notifications to send and who they address."""
+
+    state: TableState
+    seqs: dict[str, int]
+    events: list[NewEvent] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    addressed: set[str] = field(default_factory=set)
+
+
+def _numbered(loaded: Loaded, items: Sequence[Item]) -> _Batch:
+    """The events of ``items`` on the loaded game, with their addressees and notifications
+    (:func:`cardroom_engine.numbering.notify`, as the projector numbers them)."""
+    table, state = loaded.table, loaded.state
+    batch = _Batch(state, dict(loaded.seqs))
+    for event, meta in items:
+        after, numbered = numbering.notify(table, state, event, batch.seqs)
+        for n in numbered:
+            assert n.document is not None  # (every document is built when none are owed)
+            batch.notes.append((n.player, n.seq, dumps(n.document)))
+        to = frozenset(n.player for n in numbered)
+        batch.addressed |= to
+        data = {k: v for k, v in event.items() if k != "type"}
+        # each addressee acknowledges the version it was shown (TableState.seen): not the
+        # event's own once the game addressed an event to some seats only
+        shown = {n.player: n.version for n in numbered}
+        if all(v == after.version for v in shown.values()):
+            shown = {}
+        batch.events.append(NewEvent(event["type"], data, dict(meta), to, shown=shown))
+        state = after
+    batch.state = state
+    return batch
+
+
 class Sessions:
     """Units of work on games, with the cache and the locks they share.
 
@@ -269,59 +305,48 @@ class Sessions:
         the append. If that release is lost in a crash, the ack timeout or a reconcile finds
         the away player's gating acks and excuses them again.
         """
-        table, state = loaded.table, loaded.state
-        game = state.game_id
-        new: list[NewEvent] = []
-        addressed: set[str] = set()
-        seqs = dict(loaded.seqs)
-        notes: list[Note] = []
-        for event, meta in items:
-            after, numbered = numbering.notify(table, state, event, seqs)
-            for n in numbered:
-                assert n.document is not None  # (every document is built when none are owed)
-                notes.append((n.player, n.seq, dumps(n.document)))
-            to = frozenset(n.player for n in numbered)
-            addressed |= to
-            data = {k: v for k, v in event.items() if k != "type"}
-            # each addressee acknowledges the version it was shown (TableState.seen): not the
-            # event's own once the game addressed an event to some seats only
-            shown = {n.player: n.version for n in numbered}
-            if all(v == after.version for v in shown.values()):
-                shown = {}
-            new.append(NewEvent(event["type"], data, dict(meta), to, shown=shown))
-            state = after
+        batch = _numbered(loaded, items)
+        state, game = batch.state, batch.state.game_id
         actor = items[-1][1].get("actor") if items else None
         reply = ok(version=state.seen(actor)) if command_id else None
         if handled_gate is None:  # (a command after a release without follow-up)
             handled_gate = loaded.gate.piggyback()
+        append = Append(
+            stream_id=game,
+            stream_type=state.game_type,
+            expected_version=loaded.state.version,
+            events=batch.events,
+            command_id=command_id,
+            reply=reply,
+            handled_gate=handled_gate,
+        )
         try:
-            with tracing.span("append", {"cardroom.game": game, "cardroom.events": len(new)}):
-                appended = await self.submit(
-                    Append(
-                        stream_id=game,
-                        stream_type=state.game_type,
-                        expected_version=loaded.state.version,
-                        events=new,
-                        command_id=command_id,
-                        reply=reply,
-                        handled_gate=handled_gate,
-                    )
-                )
+            with tracing.span("append", {"cardroom.game": game, "cardroom.events": len(items)}):
+                appended = await self.submit(append)
                 if isinstance(appended, EventStoreError):
                     raise appended
                 tracing.tag("cardroom.version", state.version)
         except BaseException:
             self.cache.pop(game, None)  # another instance moved on, or the outcome is unknown
             raise
-        loaded.state = state
-        loaded.seqs = seqs
+        loaded.state, loaded.seqs = state, batch.seqs
         if handled_gate is not None:
             loaded.gate.unmarked.discard(handled_gate)
-        self.gates.owed.labels(state.game_type).inc(len(notes))
-        for stored in new:
+        self._count(batch)
+        await self.notifier.publish(game, batch.notes)
+        return await self._excuse_away(loaded, batch.addressed)
+
+    def _count(self, batch: _Batch) -> None:
+        game_type = batch.state.game_type
+        self.gates.owed.labels(game_type).inc(len(batch.notes))
+        for stored in batch.events:
             if stored.type in PRESENCE:
-                self.presence.labels(state.game_type, stored.type.removeprefix("table.")).inc()
-        await self.notifier.publish(game, notes)
+                self.presence.labels(game_type, stored.type.removeprefix("table.")).inc()
+
+    async def _excuse_away(self, loaded: Loaded, addressed: set[str]) -> Appended:
+        """Excuse the away addressees of what was just appended; whether anybody present
+        must acknowledge it."""
+        state, game = loaded.state, loaded.state.game_id
         away = addressed & set(state.away)
         released: list[int] = []
         if away:
