@@ -100,7 +100,7 @@ async def test_replay_equals_the_recorded_outcome_and_what_was_sent(
         recorded = await _ask(cardroom, "game", {"game": game})
         assert recorded["game"]["outcome"] == replayed.recorded == replayed.derived
         assert recorded["game"]["events"] == len(records)
-        tables = await readmodels.list_tables_dated(store.engine, "highcard", limit=1000)
+        tables = await store.list_tables("highcard", limit=1000)
         assert [t for _, t in tables if t["game"] == game] == [replayed.state.summary()]
         for player in replayed.state.seats:
             notes, view, actions = seen_by(records, player)
@@ -111,7 +111,7 @@ async def test_replay_equals_the_recorded_outcome_and_what_was_sent(
             assert [n for n in notes if n["version"] in owed] == [
                 n for n in stored if n["version"] in owed
             ]
-            live = await readmodels.get_view(store.engine, game, player)
+            live = await store.view(game, player)
             # at the version the player sees (events told to others only do not count)
             seen = replayed.state.seen(player)
             assert live == (game, player, seen, view, actions, len(notes))
@@ -156,7 +156,7 @@ async def test_rebuild_equals_live_for_every_read_model(
     assert not damaged.equal
     assert damaged.replaced == 0
     assert any("views" in d and "random-1" in d for d in damaged.differences)
-    assert (await readmodels.get_view(store.engine, game, "random-1")) is not None
+    assert (await store.view(game, "random-1")) is not None
     repaired = await rebuild_projector(store, game=game, repair=True)
     assert repaired.replaced == 1
     assert (await rebuild_projector(store, game=game)).equal

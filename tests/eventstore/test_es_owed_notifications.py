@@ -66,19 +66,19 @@ async def test_only_owed_notifications_are_stored_and_the_sweep_deletes_the_rest
         notes = [note("g", p, v, v) for v in (1, 2) for p in ("amy", "bob")]
         await readmodels.write_batch(tracking.conn, notes, views, [])
     assert await stored(store, "g") == [("amy", 2, 2), ("bob", 1, 1), ("bob", 2, 2)]
-    assert await readmodels.last_seq(store.engine, "g", "amy") == 2
-    assert await readmodels.last_seq(store.engine, "g", "cat") == 0
-    view = await readmodels.get_view(store.engine, "g", "amy")
+    assert await store.last_seq("g", "amy") == 2
+    assert await store.last_seq("g", "cat") == 0
+    view = await store.view("g", "amy")
     assert view == views[0]
 
     # acknowledged after it was stored: it stays until the sweep
     assert (await store.ack("g", 1, "bob")).accepted
-    assert await readmodels.delete_acknowledged(store.engine) == 1
+    assert await store.delete_acknowledged() == 1
     assert await stored(store, "g") == [("amy", 2, 2), ("bob", 2, 2)]
-    assert await readmodels.delete_acknowledged(store.engine) == 0
+    assert await store.delete_acknowledged() == 0
     # an away player's excused ack is still owed: its notification stays for their sync
     await store.excuse("g", ["amy"])
-    assert await readmodels.delete_acknowledged(store.engine) == 0
+    assert await store.delete_acknowledged() == 0
     assert await stored(store, "g") == [("amy", 2, 2), ("bob", 2, 2)]
 
 

@@ -1,4 +1,4 @@
-"""The acktracker's resends as the read models schedule them (``readmodels.claim_resends``):
+"""The acktracker's resends as the read models schedule them (``EventStore.claim_resends``):
 each owed notification's waits double up to a cap, a finished game's stop after a bound, an
 away player's are never resent, two sweeps never claim one notification, and the sweep's
 statement reads only due rows by index on a large database.
@@ -33,9 +33,7 @@ async def owe(store: EventStore, game: str, *players: str, status: str = "playin
 
 
 async def claim(store: EventStore, limit: int = 500) -> list[tuple[str, str]]:
-    notes = await readmodels.claim_resends(
-        store.engine, first=FIRST, cap=CAP, finished=FINISHED, limit=limit
-    )
+    notes = await store.claim_resends(first=FIRST, cap=CAP, finished=FINISHED, limit=limit)
     return [(n.game_id, n.player_id) for n in notes]
 
 

@@ -1,7 +1,8 @@
 """The event store's contract, asserted alike on PostgreSQL (``EventStore``) and in memory
 (``InMemoryEventStore``): appends and their errors, the log, gates, command replies,
-checkpoints and deadlines. What only a real server proves (concurrent writers, commit order,
-generic plans, an unreachable database) is tested against PostgreSQL alone, beside this."""
+checkpoints, deadlines, the read models' reads and transition signatures. What only a real
+server proves (concurrent writers, commit order, generic plans, an unreachable database) is
+tested against PostgreSQL alone, beside this."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ from cardroom_eventstore import (
     EventStore,
     EventStoreError,
     NewEvent,
+    readmodels,
 )
 from cardroom_eventstore.deadlines import Due
 from cardroom_eventstore.interface import Store
 from cardroom_eventstore.memory import InMemoryEventStore
+from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
+from cardroom_eventstore.signatures import Signed
 
 
 @pytest.fixture(params=["postgres", "memory"])
@@ -424,3 +428,76 @@ async def test_append_group_one_statement_for_many_streams(es: Store) -> None:
     assert await es.append_group([]) == []
     with pytest.raises(ValueError, match="each at most once"):
         await es.append_group([Append("a", "take5", 3, [ev(4)]), Append("a", "take5", 4, [ev(5)])])
+
+
+async def project(
+    es: Store,
+    notes: list[StoredNotification],
+    views: list[StoredView],
+    summaries: list[dict[str, Any]],
+) -> None:
+    """Write the read models as the projector's batch does (no projector runs in memory)."""
+    if isinstance(es, InMemoryEventStore):
+        es.write_read_models(notes, views, summaries)
+        return
+    assert isinstance(es, EventStore)
+    async with es.tracking_many(["projector"]) as tracking:
+        await readmodels.write_batch(tracking.conn, notes, views, summaries)
+
+
+async def test_read_models_read_as_the_projector_left_them(es: Store) -> None:
+    await es.append(Append("g", "take5", 0, [ev(1, "a", "b"), ev(2, "a")]))
+    await es.ack("g", 1, "b")  # acknowledged before the projector came: not stored
+    views = [
+        StoredView("g", "a", 2, {"hand": [1, 2]}, [{"type": "play"}], 2),
+        StoredView("g", SPECTATOR, 2, {"hands": 2}, [], 0),
+    ]
+    await project(
+        es,
+        [
+            StoredNotification("g", "a", 1, 1, {"seq": 1, "cards": (1, 2)}),
+            StoredNotification("g", "a", 2, 2, {"seq": 2}),
+            StoredNotification("g", "b", 1, 1, {"seq": 1}),
+        ],
+        views,
+        [
+            {"game": "g", "game_type": "take5", "status": "playing", "version": 2},
+            {"game": "h", "game_type": "papas", "status": "finished", "version": 9},
+        ],
+    )
+    assert await es.view("g", "a") == views[0]
+    assert await es.view("g", SPECTATOR) == views[1]
+    assert await es.view("g", "zed") is None
+    stored = await es.notifications_for_versions("g", "a", [2, 1])
+    assert [(n.seq, n.payload) for n in stored] == [
+        (1, {"seq": 1, "cards": [1, 2]}),
+        (2, {"seq": 2}),
+    ]
+    assert await es.notifications_for_versions("g", "b", [1]) == []
+    assert await es.notifications_for_versions("g", "a", []) == []
+    assert sorted(t["game"] for _, t in await es.list_tables()) == ["g", "h"]
+    assert [t for _, t in await es.list_tables("papas")] == [
+        {"game": "h", "game_type": "papas", "status": "finished", "version": 9}
+    ]
+    assert [t["game"] for _, t in await es.list_tables(status="playing")] == ["g"]
+    assert len(await es.list_tables(limit=1)) == 1
+    assert await es.delete_acknowledged() == 0
+    await es.ack("g", 1, "a")
+    assert await es.delete_acknowledged() == 1
+    assert [n.seq for n in await es.notifications_for_versions("g", "a", [1, 2])] == [2]
+
+
+async def test_transition_signatures_are_kept_once_while_owed(es: Store) -> None:
+    await es.append(Append("g", "macaua", 0, [ev(1, "a", "b"), ev(2, "a")]))
+    assert await es.record_signature("g", 1, "a", Signed("sig", None))
+    assert not await es.record_signature("g", 1, "a", Signed("another", None))  # once
+    assert await es.record_signature("g", 1, "b", Signed(None, {"code": "bad", "at": (1,)}))
+    assert not await es.record_signature("g", 1, "c", Signed("x", None))  # not owed by c
+    await es.ack("g", 2, "a")
+    assert not await es.record_signature("g", 2, "a", Signed("late", None))  # no longer owed
+    assert await es.signatures_since("g", 0, 2) == {
+        (1, "a"): Signed("sig", None),
+        (1, "b"): Signed(None, {"code": "bad", "at": [1]}),
+    }
+    assert await es.signatures_since("g", 1, 2) == {}
+    assert await es.signatures_since("other", 0, 2) == {}

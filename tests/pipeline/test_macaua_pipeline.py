@@ -23,7 +23,6 @@ import pytest
 from cardroom_bots.players import BotPlayer
 from cardroom_client import CardroomError, Client
 from cardroom_engine import Table, registry
-from cardroom_eventstore import signatures
 from cardroom_games.macaua import HeuristicBot, MacauaBot, game_view
 from cardroom_mentalpoker import MACAUA_CARDS, random_scalar, sign_move
 from cardroom_wire import Notification, Subjects
@@ -103,7 +102,7 @@ async def test_macaua_bots_finish_and_nothing_hidden_leaks(
 
     # every transition was signed by every player, each signature by its seat key over the
     # transition as recorded
-    kept = await signatures.since(stack.store.engine, game, 0, records[-1].version)
+    kept = await stack.store.signatures_since(game, 0, records[-1].version)
     transitions = [(r.version, e) for r, e in zip(records, events, strict=True)]
     transitions = [(v, e) for v, e in transitions if e["type"].startswith("macaua.")]
     rules = table.game

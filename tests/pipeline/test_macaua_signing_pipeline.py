@@ -17,7 +17,6 @@ from typing import Any
 
 from cardroom_bots.players import BotPlayer
 from cardroom_client import CardroomError
-from cardroom_eventstore import signatures
 from cardroom_games.macaua import TransitionVerifier, Verdict
 from cardroom_mentalpoker import state_hash
 from cardroom_wire import Notification
@@ -102,7 +101,7 @@ async def test_an_altered_relay_is_rejected_and_the_table_halts_blaming_the_serv
     assert evidence["hash"] != state_hash({**recorded.data, "type": recorded.type})
     assert halt[0].data["code"] in ("bad_signature", "altered_record")
     # the honest player signed everything up to the halt; the victim up to the tampering
-    kept = await signatures.since(stack.store.engine, game, 0, halt[0].version)
+    kept = await stack.store.signatures_since(game, 0, halt[0].version)
     rejected = kept[(tampered.tampered_at, "s1")]
     assert rejected.signature is None
     assert rejected.rejection is not None
@@ -140,12 +139,12 @@ async def test_an_ack_leaves_a_signature_only_for_a_transition_owed_to_it(stack:
     assert outcome["details"]["result"] in ("won", "turn_limit")
     stranger = await stack.client("o2")
     last = await stack.store.stream_version(game)
-    before = await signatures.since(stack.store.engine, game, 0, last)
+    before = await stack.store.signatures_since(game, 0, last)
     answers = [await _answer(stranger.ack(game, v, signature="ab" * 64)) for v in (1, last)]
     assert answers == ["not_addressee", "not_addressee"]
     assert await _answer(stranger.ack(game, last + 5, signature="ab" * 64)) == "not_addressee"
     # and a player of the table cannot add or replace one after its ack either
     again = await _answer(bots[0].client.ack(game, last, signature="cd" * 64))
     assert again in ("ok", "not_addressee")  # a duplicate, or never owed to it
-    after = await signatures.since(stack.store.engine, game, 0, last + 5)
+    after = await stack.store.signatures_since(game, 0, last + 5)
     assert after == before

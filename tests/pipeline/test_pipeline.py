@@ -9,7 +9,6 @@ import pytest
 from cardroom_bots import BotPlayer, play_table
 from cardroom_client import CardroomError
 from cardroom_engine import Table, registry
-from cardroom_eventstore import readmodels
 from cardroom_wire import Notification
 from support.stack import Recorder, Stack, as_event, contiguous, projected, wait_until
 
@@ -109,7 +108,7 @@ async def test_what_players_were_sent_is_what_the_projector_computes(stack: Stac
         sent = [note.model_dump(mode="json") for note in rec.seen[game]]
         assert len(sent) > 10
         assert seen_by(records, player)[0] == sent
-        assert await readmodels.last_seq(stack.store.engine, game, player) == len(sent)
+        assert await stack.store.last_seq(game, player) == len(sent)
 
 
 async def test_what_a_player_owes_is_stored_as_it_was_sent(stack: Stack) -> None:
@@ -130,9 +129,7 @@ async def test_what_a_player_owes_is_stored_as_it_was_sent(stack: Stack) -> None
     await wait_until(lambda: len(got) >= 1)
     await projected(stack.store, game)
     versions = [note.version for note in got]
-    stored = await readmodels.notifications_for_versions(
-        stack.store.engine, game, "alice", versions
-    )
+    stored = await stack.store.notifications_for_versions(game, "alice", versions)
     assert [n.payload for n in stored] == [note.model_dump(mode="json") for note in got]
     held.set()
     await wait_until(lambda: _no_pending(stack, game, "alice"))
@@ -141,8 +138,7 @@ async def test_what_a_player_owes_is_stored_as_it_was_sent(stack: Stack) -> None
 
 
 async def _none_stored(stack: Stack, game: str, player: str, versions: list[int]) -> bool:
-    engine = stack.store.engine
-    return await readmodels.notifications_for_versions(engine, game, player, versions) == []
+    return await stack.store.notifications_for_versions(game, player, versions) == []
 
 
 async def test_command_while_acks_are_missing_is_refused(stack: Stack) -> None:

@@ -7,7 +7,6 @@ import asyncio
 import pytest
 from cardroom_bots import BotPlayer
 from cardroom_engine import Table, registry
-from cardroom_eventstore import readmodels
 from cardroom_wire import Notification
 from support.stack import ProcessStack, Recorder, as_event, contiguous, projected, wait_until
 
@@ -68,6 +67,6 @@ async def test_kill_and_restart_loses_nothing(process_stack: ProcessStack, victi
         for game in bot.bots:
             seqs = rec.seqs(game)
             assert contiguous(seqs), (victim, bot.player, seqs)
-            stored = await readmodels.last_seq(stack.store.engine, game, bot.player)
+            stored = await stack.store.last_seq(game, bot.player)
             assert seqs[-1] == stored  # saw every notification the projector made
     assert stack.processes[victim].starts == 2

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cardroom_client import Client
-from cardroom_eventstore import EventStore, readmodels
+from cardroom_eventstore import EventStore
 from cardroom_runtime.shards import Shards
 from support.players import Seat, check_stream, recorded_bot, replayed
 from support.stack import ServiceProcess, contiguous, projected
@@ -144,7 +144,7 @@ async def verify(stores: EventStore | Shards, tables: list[Table]) -> dict[str, 
         for seat in table.seats:
             seqs = seat.recorder.seqs(table.game)
             assert contiguous(seqs), (table.game, seat.player, seqs)
-            stored = await readmodels.last_seq(store.engine, table.game, seat.player)
+            stored = await store.last_seq(table.game, seat.player)
             assert seqs[-1] == stored, (table.game, seat.player, seqs[-1], stored)
             counts["notifications"] += len(seqs)
     return counts
@@ -168,7 +168,7 @@ async def diagnose(stores: EventStore | Shards, tables: list[Table]) -> str:
             seen = seat.recorder.seen.get(table.game, [])
             if any(n.message.get("type") == "GameOver" for n in seen):
                 continue
-            stored = await readmodels.last_seq(store.engine, table.game, seat.player)
+            stored = await store.last_seq(table.game, seat.player)
             feed = seat.client._feeds.get(table.game)
             state = (
                 None

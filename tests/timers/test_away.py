@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from cardroom_client import CardroomError
-from cardroom_eventstore import RecordedEvent, readmodels
+from cardroom_eventstore import RecordedEvent
 from cardroom_wire import Notification
 from support.players import Seat, check_stream, gone, listener, recorded_bot, replayed
 from support.stack import contiguous, projected, wait_until
@@ -94,7 +94,7 @@ async def test_an_absent_player_is_played_by_the_house_and_takes_the_seat_back(
     seqs = cat.recorder.seqs(game)
     assert contiguous(seqs), str(seqs)
     await projected(stack.store, game)
-    assert seqs[-1] == await readmodels.last_seq(stack.store.engine, game, "cat")
+    assert seqs[-1] == await stack.store.last_seq(game, "cat")
     assert _types(cat.recorder.seen[game]) == []  # nobody tells cat about cat
     for seat in (ann, ben):
         assert contiguous(seat.recorder.seqs(game))

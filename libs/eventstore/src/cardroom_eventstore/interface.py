@@ -2,9 +2,8 @@
 and :class:`~cardroom_eventstore.memory.InMemoryEventStore` both provide, and a contract test
 (``tests/eventstore/test_store_contract.py``) checks they do alike.
 
-Left out: what only PostgreSQL can hold (the read models and transition signatures, which
-take the engine or a tracking connection; ``tracking_many``, whose connection writes them;
-the connections themselves).
+Left out: what only PostgreSQL does (``tracking_many``, whose connection writes the read
+models; the acktracker's claims of resends, scheduled in SQL; the connections themselves).
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ from typing import Any, Protocol
 
 from .deadlines import Due, Wanted
 from .model import AckResult, Append, EventStoreError, RecordedEvent
+from .readmodels import StoredNotification, StoredView
+from .signatures import Signed
 
 
 class TrackingRecord(Protocol):
@@ -52,7 +53,8 @@ class DeadlineStore(Protocol):
 
 
 class Store(Protocol):
-    """Appends, the log, gates, command replies, checkpoints and deadlines."""
+    """Appends, the log, gates, command replies, checkpoints, deadlines, the read models'
+    reads and transition signatures."""
 
     # appends
     async def append(self, batch: Append) -> list[RecordedEvent]: ...
@@ -113,6 +115,28 @@ class Store(Protocol):
     def tracking(
         self, name: str, *, durable: bool = True
     ) -> AbstractAsyncContextManager[TrackingRecord]: ...
+
+    # read models (written by the projector's tracking transactions)
+    async def view(self, game_id: str, player_id: str) -> StoredView | None: ...
+
+    async def notifications_for_versions(
+        self, game_id: str, player_id: str, versions: Sequence[int]
+    ) -> list[StoredNotification]: ...
+
+    async def list_tables(
+        self, game_type: str | None = ..., status: str | None = ..., limit: int = ...
+    ) -> list[tuple[datetime, dict[str, Any]]]: ...
+
+    async def delete_acknowledged(self) -> int: ...
+
+    # transition signatures
+    async def record_signature(
+        self, stream_id: str, version: int, player_id: str, signed: Signed
+    ) -> bool: ...
+
+    async def signatures_since(
+        self, stream_id: str, after: int, upto: int
+    ) -> dict[tuple[int, str], Signed]: ...
 
     # deadlines
     @property

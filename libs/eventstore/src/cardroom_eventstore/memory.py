@@ -35,6 +35,8 @@ from .model import (
     EventStoreError,
     RecordedEvent,
 )
+from .readmodels import LIST_LIMIT, StoredNotification, StoredView
+from .signatures import Signed
 
 if TYPE_CHECKING:
     from .interface import Store
@@ -92,6 +94,11 @@ class InMemoryEventStore:
         self._seen_generation = 0
         self._changed = asyncio.Event()
         self.deadlines = InMemoryDeadlines(self)
+        # the read models, as the projector's batches leave them (``write_read_models``)
+        self._notes: dict[tuple[str, str, int], StoredNotification] = {}
+        self._views: dict[tuple[str, str], StoredView] = {}
+        self._tables: dict[str, tuple[datetime, dict[str, Any]]] = {}
+        self._signatures: dict[tuple[str, int, str], Signed] = {}
 
     # -- appends ------------------------------------------------------------------------------
 
@@ -358,6 +365,85 @@ class InMemoryEventStore:
             record = InMemoryTracking(name, self._checkpoints.get(name, 0))
             yield record
             self._checkpoints[name] = record.position
+
+    # -- read models and transition signatures ------------------------------------------------
+
+    def write_read_models(
+        self,
+        notes: Sequence[StoredNotification],
+        views: Sequence[StoredView],
+        summaries: Sequence[dict[str, Any]],
+    ) -> None:
+        """What ``readmodels.write_batch`` stores, for tests (no projector runs here): the
+        notifications still owed, the views and the lobby's summaries."""
+        for n in notes:
+            if (n.game_id, n.version, n.player_id) in self._pending:
+                self._notes[(n.game_id, n.player_id, n.seq)] = replace(
+                    n, payload=_stored(n.payload)
+                )
+        for v in views:
+            self._views[(v.game_id, v.player_id)] = v._replace(
+                view=_stored(v.view), actions=_stored(v.actions)
+            )
+        for t in summaries:
+            self._tables[t["game"]] = (self.now(), _stored(t))
+
+    async def view(self, game_id: str, player_id: str) -> StoredView | None:
+        return self._views.get((game_id, player_id))
+
+    async def notifications_for_versions(
+        self, game_id: str, player_id: str, versions: Sequence[int]
+    ) -> list[StoredNotification]:
+        wanted = set(versions)
+        return sorted(
+            (
+                n
+                for (g, p, _), n in self._notes.items()
+                if g == game_id and p == player_id and n.version in wanted
+            ),
+            key=lambda n: n.seq,
+        )
+
+    async def list_tables(
+        self, game_type: str | None = None, status: str | None = None, limit: int = LIST_LIMIT
+    ) -> list[tuple[datetime, dict[str, Any]]]:
+        found = [
+            (at, dict(summary))
+            for at, summary in self._tables.values()
+            if (game_type is None or summary["game_type"] == game_type)
+            and (status is None or summary["status"] == status)
+        ]
+        found.sort(key=lambda row: row[0], reverse=True)
+        return found[:limit]
+
+    async def delete_acknowledged(self) -> int:
+        gone = [
+            key
+            for key, n in self._notes.items()
+            if (key[0], n.version, key[1]) not in self._pending
+        ]
+        for key in gone:
+            del self._notes[key]
+        return len(gone)
+
+    async def record_signature(
+        self, stream_id: str, version: int, player_id: str, signed: Signed
+    ) -> bool:
+        key = (stream_id, version, player_id)
+        if key not in self._pending or key in self._signatures:
+            return False
+        rejection = None if signed.rejection is None else _stored(signed.rejection)
+        self._signatures[key] = Signed(signed.signature, rejection)
+        return True
+
+    async def signatures_since(
+        self, stream_id: str, after: int, upto: int
+    ) -> dict[tuple[int, str], Signed]:
+        return {
+            (v, p): signed
+            for (s, v, p), signed in self._signatures.items()
+            if s == stream_id and after < v <= upto
+        }
 
     async def close(self) -> None:
         """Nothing to close."""

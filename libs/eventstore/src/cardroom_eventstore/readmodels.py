@@ -1,12 +1,12 @@
 """Read models built from the events by the projector, and read by the lobby and the sync.
 
 They live beside the event store (one database, one Alembic history) so that any service can
-read them through this module without importing another service. Only the projector (and
-``cardroom rebuild``) writes them, always inside a tracking transaction (see
-``EventStore.tracking_many``), so they are exactly as fresh as the projector's checkpoints and
-can be dropped and rebuilt from the events. The acktracker only deletes notifications nobody
-owes any more and schedules the resends of owed ones (``resends``, ``resend_at``: lost in a
-rebuild, which only starts their backoff again).
+read them through the event store (:class:`ReadModels`, a part of ``EventStore``) without
+importing another service. Only the projector (and ``cardroom rebuild``) writes them, always
+inside a tracking transaction (see ``EventStore.tracking_many``), so they are exactly as
+fresh as the projector's checkpoints and can be dropped and rebuilt from the events. The
+acktracker only deletes notifications nobody owes any more and schedules the resends of owed
+ones (``resends``, ``resend_at``: lost in a rebuild, which only starts their backoff again).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ notifications = sa.Table(
     sa.Column("seq", sa.Integer, primary_key=True),
     sa.Column("version", sa.Integer, nullable=False),
     sa.Column("payload", JSONB, nullable=False),
-    # The acktracker's resends of an overdue notification (see ``claim_resends``): how many
-    # it has had, and ``resend_at``: when it was stored until its first resend, then when the
-    # next one is due ('infinity': never again).
+    # The acktracker's resends of an overdue notification (see ``ReadModels.claim_resends``):
+    # how many it has had, and ``resend_at``: when it was stored until its first resend, then
+    # when the next one is due ('infinity': never again).
     sa.Column("resends", sa.Integer, nullable=False, server_default=sa.text("0")),
     sa.Column(
         "resend_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()
@@ -255,43 +255,6 @@ RETURNING n.game_id, n.player_id, n.seq, n.version, n.payload, due.send
 )
 
 
-async def claim_resends(
-    engine: AsyncEngine,
-    *,
-    first: float,
-    cap: float,
-    finished: int,
-    limit: int,
-    owed_for: float | None = None,
-) -> list[StoredNotification]:
-    """The stored notifications to resend now, in ``seq`` order per player, their next resend
-    already scheduled: a notification whose gating ack is overdue is resent ``first`` seconds
-    after it was stored (``owed_for``: that many instead, this time; 0: every owed one), then
-    after twice as long each time, ``cap`` seconds at most; one of a finished game
-    ``finished`` times at most. Away players' notifications hold no gate and are not resent
-    (they sync when back)."""
-    params = {
-        "first": first,
-        "due": first if owed_for is None else owed_for,
-        "cap": cap,
-        "finished": finished,
-        "limit": limit,
-    }
-    async with engine.begin() as conn:
-        rows = (await conn.execute(_CLAIM_RESENDS, params)).all()
-    due = [_note(r) for r in rows if r.send]
-    due.sort(key=lambda n: (n.game_id, n.player_id, n.seq))
-    return due
-
-
-async def delete_acknowledged(engine: AsyncEngine) -> int:
-    """Delete the stored notifications nobody owes an acknowledgement for any more; returns
-    how many. Those are never read (a sync and a resend go by the owed ones)."""
-    async with engine.begin() as conn:
-        result = await conn.execute(_DELETE_ACKNOWLEDGED)
-    return int(result.rowcount)
-
-
 # -- a rebuild's reads and deletes (``cardroom rebuild projector``, in its tracking transaction) --
 
 #: The read models a rebuild compares and replaces.
@@ -355,13 +318,36 @@ def _note(row: Any) -> StoredNotification:
     return StoredNotification(row.game_id, row.player_id, row.seq, row.version, row.payload)
 
 
-async def notifications_for_versions(
-    engine: AsyncEngine, game_id: str, player_id: str, versions: Sequence[int]
-) -> list[StoredNotification]:
-    if not versions:
-        return []
-    async with engine.connect() as conn:
-        rows = await conn.execute(
+LIST_LIMIT = 100  # tables a lobby listing shows at most
+
+
+class ReadModels:
+    """The read models' part of :class:`~cardroom_eventstore.EventStore`: what the services
+    read (the sync, the lobby, the public view) and the acktracker's upkeep."""
+
+    engine: AsyncEngine
+
+    async def view(self, game_id: str, player_id: str) -> StoredView | None:
+        """The player's view of the game (:data:`SPECTATOR`: the public one), if stored."""
+        query = sa.select(views).where(views.c.game_id == game_id, views.c.player_id == player_id)
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None
+        return StoredView(game_id, player_id, row.version, row.view, row.actions, row.seq)
+
+    async def last_seq(self, game_id: str, player_id: str) -> int:
+        """The player's last notification ``seq`` in the game (0: none, or no such view)."""
+        found = await self.view(game_id, player_id)
+        return 0 if found is None else found.seq
+
+    async def notifications_for_versions(
+        self, game_id: str, player_id: str, versions: Sequence[int]
+    ) -> list[StoredNotification]:
+        """The player's stored notifications at ``versions``, in ``seq`` order."""
+        if not versions:
+            return []
+        query = (
             sa.select(notifications)
             .where(
                 notifications.c.game_id == game_id,
@@ -370,46 +356,51 @@ async def notifications_for_versions(
             )
             .order_by(notifications.c.seq)
         )
-        return [_note(r) for r in rows]
+        async with self.engine.connect() as conn:
+            return [_note(r) for r in await conn.execute(query)]
 
+    async def list_tables(
+        self, game_type: str | None = None, status: str | None = None, limit: int = LIST_LIMIT
+    ) -> list[tuple[datetime, dict[str, Any]]]:
+        """The tables' summaries, the last changed first, each with its last change, so that
+        the listings of several shards merge in one order."""
+        query = (
+            sa.select(tables.c.updated_at, tables.c.summary)
+            .order_by(tables.c.updated_at.desc())
+            .limit(limit)
+        )
+        if game_type is not None:
+            query = query.where(tables.c.game_type == game_type)
+        if status is not None:
+            query = query.where(tables.c.status == status)
+        async with self.engine.connect() as conn:
+            return [(r.updated_at, dict(r.summary)) for r in await conn.execute(query)]
 
-async def last_seq(engine: AsyncEngine, game_id: str, player_id: str) -> int:
-    """The player's last notification ``seq`` in the game (0: none, or no such view)."""
-    found = await get_view(engine, game_id, player_id)
-    return 0 if found is None else found.seq
+    async def claim_resends(
+        self, *, first: float, cap: float, finished: int, limit: int, owed_for: float | None = None
+    ) -> list[StoredNotification]:
+        """The stored notifications to resend now, in ``seq`` order per player, their next
+        resend already scheduled: a notification whose gating ack is overdue is resent
+        ``first`` seconds after it was stored (``owed_for``: that many instead, this time; 0:
+        every owed one), then after twice as long each time, ``cap`` seconds at most; one of
+        a finished game ``finished`` times at most. Away players' notifications hold no gate
+        and are not resent (they sync when back)."""
+        params = {
+            "first": first,
+            "due": first if owed_for is None else owed_for,
+            "cap": cap,
+            "finished": finished,
+            "limit": limit,
+        }
+        async with self.engine.begin() as conn:
+            rows = (await conn.execute(_CLAIM_RESENDS, params)).all()
+        due = [_note(r) for r in rows if r.send]
+        due.sort(key=lambda n: (n.game_id, n.player_id, n.seq))
+        return due
 
-
-async def get_view(engine: AsyncEngine, game_id: str, player_id: str) -> StoredView | None:
-    async with engine.connect() as conn:
-        row = (
-            await conn.execute(
-                sa.select(views).where(views.c.game_id == game_id, views.c.player_id == player_id)
-            )
-        ).first()
-        if row is None:
-            return None
-        return StoredView(game_id, player_id, row.version, row.view, row.actions, row.seq)
-
-
-LIST_LIMIT = 100  # tables a lobby listing shows at most
-
-
-async def list_tables_dated(
-    engine: AsyncEngine,
-    game_type: str | None = None,
-    status: str | None = None,
-    limit: int = LIST_LIMIT,
-) -> list[tuple[datetime, dict[str, Any]]]:
-    """The tables' summaries, the last changed first, each with its last change, so that the
-    listings of several shards merge in one order."""
-    query = (
-        sa.select(tables.c.updated_at, tables.c.summary)
-        .order_by(tables.c.updated_at.desc())
-        .limit(limit)
-    )
-    if game_type is not None:
-        query = query.where(tables.c.game_type == game_type)
-    if status is not None:
-        query = query.where(tables.c.status == status)
-    async with engine.connect() as conn:
-        return [(r.updated_at, dict(r.summary)) for r in await conn.execute(query)]
+    async def delete_acknowledged(self) -> int:
+        """Delete the stored notifications nobody owes an acknowledgement for any more;
+        returns how many. Those are never read (a sync and a resend go by the owed ones)."""
+        async with self.engine.begin() as conn:
+            result = await conn.execute(_DELETE_ACKNOWLEDGED)
+        return int(result.rowcount)

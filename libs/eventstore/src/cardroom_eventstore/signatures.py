@@ -2,9 +2,9 @@
 
 A game that signs its transitions (Macaua) has every player check each transition it is sent
 and acknowledge it with its signature over it, or with a rejection. The acktracker records
-either with the ack (:func:`record`), and only while that acknowledgement is owed, so a
-player can leave a row only for a transition addressed to it, once. The gamemaster reads them
-(:func:`since`) before it moves the game on.
+either with the ack (``EventStore.record_signature``), and only while that acknowledgement
+is owed, so a player can leave a row only for a transition addressed to it, once. The
+gamemaster reads them (``EventStore.signatures_since``) before it moves the game on.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from .asyncengine import AsyncEngine
 
-__all__ = ["Signed", "record", "since"]
+__all__ = ["Signatures", "Signed"]
 
 _RECORD = sa.text(
     """
@@ -50,34 +50,32 @@ class Signed:
     rejection: Mapping[str, Any] | None
 
 
-async def record(
-    engine: AsyncEngine,
-    stream_id: str,
-    version: int,
-    player_id: str,
-    *,
-    signature: str | None = None,
-    rejection: Mapping[str, Any] | None = None,
-) -> bool:
-    """Keep a player's signature or rejection of the transition at ``version``, if that
-    acknowledgement is owed and none was kept before; whether it was kept."""
-    params = {
-        "stream_id": stream_id,
-        "version": version,
-        "player_id": player_id,
-        "signature": signature,
-        "rejection": json.dumps(rejection) if rejection is not None else None,
-    }
-    async with engine.begin() as conn:
-        return (await conn.execute(_RECORD, params)).first() is not None
+class Signatures:
+    """The transition signatures' part of :class:`~cardroom_eventstore.EventStore`."""
 
+    engine: AsyncEngine
 
-async def since(
-    engine: AsyncEngine, stream_id: str, after: int, upto: int
-) -> dict[tuple[int, str], Signed]:
-    """The signatures and rejections kept for versions ``after < version <= upto``."""
-    async with engine.connect() as conn:
-        rows = (
-            await conn.execute(_SINCE, {"stream_id": stream_id, "after": after, "upto": upto})
-        ).all()
-    return {(int(r[0]), str(r[1])): Signed(r[2], r[3]) for r in rows}
+    async def record_signature(
+        self, stream_id: str, version: int, player_id: str, signed: Signed
+    ) -> bool:
+        """Keep a player's signature or rejection of the transition at ``version``, if that
+        acknowledgement is owed and none was kept before; whether it was kept."""
+        rejection = signed.rejection
+        params = {
+            "stream_id": stream_id,
+            "version": version,
+            "player_id": player_id,
+            "signature": signed.signature,
+            "rejection": json.dumps(rejection) if rejection is not None else None,
+        }
+        async with self.engine.begin() as conn:
+            return (await conn.execute(_RECORD, params)).first() is not None
+
+    async def signatures_since(
+        self, stream_id: str, after: int, upto: int
+    ) -> dict[tuple[int, str], Signed]:
+        """The signatures and rejections kept for versions ``after < version <= upto``."""
+        params = {"stream_id": stream_id, "after": after, "upto": upto}
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(_SINCE, params)).all()
+        return {(int(r[0]), str(r[1])): Signed(r[2], r[3]) for r in rows}

@@ -1,9 +1,10 @@
 """The event store: one entry point over its parts and its connections.
 
 :class:`EventStore` composes the parts, one module each: :mod:`.appends`, :mod:`.log`,
-:mod:`.gates` and :mod:`.tracking`, and holds the connections they share: a SQLAlchemy
-engine, two asyncpg pools for :class:`~cardroom_eventstore.hot.Statement`s (``hot``, and
-``relaxed`` for derived data) and the LISTEN connection of :mod:`.log`.
+:mod:`.gates`, :mod:`.tracking`, :mod:`.readmodels` and :mod:`.signatures`, and holds the
+connections they share: a SQLAlchemy engine, two asyncpg pools for
+:class:`~cardroom_eventstore.hot.Statement`s (``hot``, and ``relaxed`` for derived data) and
+the LISTEN connection of :mod:`.log`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from .deadlines import Deadlines
 from .gates import Gates
 from .hot import HotPool
 from .log import AppendListener, Log
+from .readmodels import ReadModels
+from .signatures import Signatures
 from .stats import STATS
 from .tracking import Checkpoints
 
@@ -58,7 +61,7 @@ def _listener_args(engine: AsyncEngine, connect_args: dict[str, Any]) -> dict[st
     return {k: v for k, v in merged.items() if k not in _DIALECT_ONLY_ARGS}
 
 
-class EventStore(Appends, Log, Gates, Checkpoints):
+class EventStore(Appends, Log, Gates, Checkpoints, ReadModels, Signatures):
     """The event store over one SQLAlchemy async engine (asyncpg)."""
 
     def __init__(self, engine: AsyncEngine, listener_args: dict[str, Any] | None = None) -> None:

@@ -40,10 +40,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from cardroom_eventstore import AckResult, EventStore, readmodels, signatures
+from cardroom_eventstore import AckResult, EventStore
 from cardroom_eventstore.gates import Released
 from cardroom_eventstore.hot import Batcher
 from cardroom_eventstore.readmodels import StoredNotification
+from cardroom_eventstore.signatures import Signed
 from cardroom_runtime import tracing
 from cardroom_runtime.gate import RELEASE_GRACE, SWEEP_SECONDS, Releases
 from cardroom_runtime.host import Asker, Service
@@ -72,7 +73,7 @@ RESEND_LIMIT = 500  # notifications per sweep
 
 @dataclass(frozen=True)
 class ResendPolicy:
-    """When overdue notifications are resent (see ``readmodels.claim_resends``)."""
+    """When overdue notifications are resent (see ``EventStore.claim_resends``)."""
 
     after: float = RESEND_AFTER
     cap: float = RESEND_CAP
@@ -144,14 +145,9 @@ class AckTracker(Service):
         if ack.signature is not None or ack.reject is not None:
             if ack.signature is not None and ack.reject is not None:
                 raise WireError(ErrorCode.BAD_REQUEST, "an ack signs or rejects, not both")
-            await signatures.record(
-                self.store_of(game).engine,
-                game,
-                ack.version,
-                player,
-                signature=ack.signature,
-                rejection=ack.reject.model_dump() if ack.reject is not None else None,
-            )
+            rejection = ack.reject.model_dump() if ack.reject is not None else None
+            signed = Signed(ack.signature, rejection)
+            await self.store_of(game).record_signature(game, ack.version, player, signed)
         tracing.tag("cardroom.version", ack.version)
         result = await self._acks.submit((game, ack.version, player))
         if not result.accepted:
@@ -195,7 +191,7 @@ class AckTracker(Service):
                 await self.releases.resend_unhandled(grace)
                 await self.resend_overdue()
                 for store in self.shards.stores:
-                    await readmodels.delete_acknowledged(store.engine)
+                    await store.delete_acknowledged()
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -218,8 +214,7 @@ class AckTracker(Service):
         policy = self.resend_policy
         sent = 0
         for store in self.shards.stores:
-            notes = await readmodels.claim_resends(
-                store.engine,
+            notes = await store.claim_resends(
                 first=policy.after,
                 cap=policy.cap,
                 finished=policy.finished,

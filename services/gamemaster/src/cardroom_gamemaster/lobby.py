@@ -119,10 +119,7 @@ class Lobby:
         """The lobby's listing: every shard's tables (each shard's listing is in its own
         read models), merged, and the game types."""
         found = await asyncio.gather(
-            *(
-                readmodels.list_tables_dated(store.engine, lst.game_type, lst.status)
-                for store in self._shards().stores
-            )
+            *(store.list_tables(lst.game_type, lst.status) for store in self._shards().stores)
         )
         merged = sorted(
             (row for part in found for row in part), key=lambda row: row[0], reverse=True

@@ -24,16 +24,13 @@ from collections.abc import Callable
 from typing import Any
 
 from cardroom_engine import Event, TableState
-from cardroom_eventstore import EventStore, signatures
+from cardroom_eventstore import EventStore
 
 
 class TransitionSignatures:
     def __init__(self, store_of: Callable[[str], EventStore]) -> None:
         self.store_of = store_of  # the event store that holds a game
         self._checked: dict[str, int] = {}  # game -> the version checked up to
-
-    def forget(self, game: str) -> None:
-        self._checked.pop(game, None)
 
     async def halt(self, rules: Any, state: TableState) -> list[Event]:
         """The events that halt the table (a rejection, a bad or missing signature since the
@@ -45,7 +42,7 @@ class TransitionSignatures:
         if upto <= after:
             return []
         store = self.store_of(game)
-        kept = await signatures.since(store.engine, game, after, upto)
+        kept = await store.signatures_since(game, after, upto)
         owed = await store.pending(game)
         prefix = f"{rules.name}."
         inner = state.game

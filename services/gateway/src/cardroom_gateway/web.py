@@ -261,7 +261,7 @@ class Web(Service):
         except WireError:  # the id names a shard this cardroom lacks: no such table
             stored = None
         else:
-            stored = await readmodels.get_view(store.engine, game, readmodels.SPECTATOR)
+            stored = await store.view(game, readmodels.SPECTATOR)
         if stored is None:
             return _json(_error("unknown_game", "no public view of that table yet"), 404)
         return _json(

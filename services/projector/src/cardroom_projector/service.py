@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
 from cardroom_engine import Event, Table, TableState, numbering, registry
 from cardroom_eventstore import TO, EventStore, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
@@ -46,7 +45,7 @@ from cardroom_wire import (
     WireError,
     dumps,
 )
-from cardroom_wire.events import EventRecord
+from cardroom_wire.events import BadRecord, EventRecord
 from faststream import AckPolicy
 from faststream.nats import JStream
 from nats.aio.msg import Msg
@@ -291,11 +290,9 @@ class Projector(Service):
         if self._stopping:
             return  # not acknowledged: delivered again
         try:
-            record = orjson.loads(msg.data)
-            if not isinstance(record["game"], str) or not isinstance(record["version"], int):
-                raise TypeError("game and version")
-        except Exception:
-            log.error("dropping a malformed event on %s", msg.subject)
+            record = EventRecord.read(msg.data)
+        except BadRecord as exc:
+            log.error("dropping a malformed event on %s: %s", msg.subject, exc)
             await msg.term()  # it would fail every time: JetStream must not deliver it again
             return
         self._queue.append((record, msg))
@@ -463,7 +460,7 @@ class Projector(Service):
         game, player = asker.seat
         store = self.store_of(game)
         await self._catch_up(store, game)
-        found = await readmodels.get_view(store.engine, game, player)
+        found = await store.view(game, player)
         if found is None:
             version = await store.stream_version(game)
             if version == 0:
@@ -476,7 +473,7 @@ class Projector(Service):
         # still pending when the pending list is read, so a client may skip up to it safely
         version, view, actions, last_seq = found[2:]
         pending = await store.pending_for_player(game, player)
-        notes = await readmodels.notifications_for_versions(store.engine, game, player, pending)
+        notes = await store.notifications_for_versions(game, player, pending)
         reply = SyncReply(
             game=game,
             player=player,
