@@ -102,7 +102,9 @@ class Spot:
 
 
 def _signed(game: Game[Any]) -> bool:
-    return bool(getattr(game, "signed_moves", False))
+    """A game whose commands only its players' programs can make (action templates filled
+    in with their secrets and signed: Macaua): its bots choose, and sign the bad moves."""
+    return game.action_templates
 
 
 def _key(game: Game[Any], player: str) -> str | None:

@@ -214,7 +214,7 @@ def check_game(
     rng = random.Random(seed)
     seats = [f"p{i}" for i in range(n)]
     model = Entitlement(n)
-    state = GAME.setup(GAME.parse_config({"protocol": protocol}), seats)
+    state = GAME.setup(GAME.config_model.model_validate({"protocol": protocol}), seats)
 
     def apply(events: list[dict[str, Any]]) -> None:
         nonlocal state

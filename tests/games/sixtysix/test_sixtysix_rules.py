@@ -31,8 +31,8 @@ def script(protocol: str, hands: list[list[int]] = HANDS, **kwargs: Any) -> Scri
 
 def test_config_defaults_to_protocol_v2() -> None:
     assert GAME.name == "sixtysix"
-    assert GAME.parse_config({}) == SixtySixConfig(protocol="v2")
-    assert GAME.parse_config({"protocol": "v1"}) == SixtySixConfig(protocol="v1")
+    assert GAME.config_model.model_validate({}) == SixtySixConfig(protocol="v2")
+    assert GAME.config_model.model_validate({"protocol": "v1"}) == SixtySixConfig(protocol="v1")
 
 
 @pytest.mark.parametrize("config", [{"protocol": "v3"}, {"protocol": 2}, {"target": 100}])
@@ -64,7 +64,9 @@ def test_each_round_deals_four_cards_from_a_fresh_deck(protocol: str) -> None:
     seen: Counter[int] = Counter()
     for seed in range(300):
         n = 2 + seed % 4
-        state = GAME.setup(GAME.parse_config({"protocol": protocol}), [f"p{i}" for i in range(n)])
+        state = GAME.setup(
+            GAME.config_model.model_validate({"protocol": protocol}), [f"p{i}" for i in range(n)]
+        )
         (event,) = GAME.start(state, random.Random(seed))
         assert event["type"] == "sixtysix.round_dealt"
         assert [len(h) for h in event["hands"]] == [4] * n
@@ -357,7 +359,7 @@ def test_every_listed_action_is_accepted(protocol: str) -> None:
     rng = random.Random(11)
     for seed in range(12):
         seats = ["a", "b", "c"]
-        state = GAME.setup(GAME.parse_config({"protocol": protocol}), seats)
+        state = GAME.setup(GAME.config_model.model_validate({"protocol": protocol}), seats)
         for event in GAME.start(state, rng):
             state = GAME.evolve(state, event)
         decisions = 0

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from cardroom_wire import ErrorCode, WireError
+from cardroom_wire.messages import describe_validation
 from pydantic import BaseModel, ValidationError
 
 Event = dict[str, Any]
@@ -60,20 +61,11 @@ class Rejection(WireError):
     """
 
 
-def cut(name: object, limit: int = 40) -> str:
-    """A name someone sent (a field, a key), cut short enough to repeat in a message."""
-    text = str(name)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 def rejection_of(
     exc: ValidationError, code: str | ErrorCode, prefix: str = "", default: str = ""
 ) -> Rejection:
-    """The first error pydantic found, as a rejection: ``location: message``. pydantic's
-    messages do not repeat the input, but a location may be a key the sender chose: cut."""
-    first = exc.errors()[0]
-    where = ".".join(cut(p) for p in (prefix, *first["loc"]) if p != "") or default
-    return Rejection(code, f"{where}: {first['msg']}" if where else str(first["msg"]))
+    """The first error pydantic found, as a rejection: ``location: message``."""
+    return Rejection(code, describe_validation(exc, most=1, prefix=prefix, default=default))
 
 
 @dataclass(frozen=True)
@@ -249,12 +241,6 @@ class GameRules(Generic[S]):
         players it is for (a superset of its addressees), or None when it is for every seat.
         Decided from the event and the state before it, as ``notify`` decides its keys."""
         return None
-
-    def parse_config(self, raw: Mapping[str, Any]) -> BaseModel:
-        try:
-            return self.config_model.model_validate(dict(raw))
-        except ValidationError as exc:
-            raise rejection_of(exc, ErrorCode.BAD_CONFIG, default="config") from None
 
     def check_start(self, config: Any, seats: Sequence[str]) -> None:
         """Raise a Rejection (``bad_config``) if the game cannot start with these seats."""

@@ -19,8 +19,9 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from cardroom_wire import ErrorCode
+from cardroom_wire.messages import cut
 
-from .game import Rejection, cut
+from .game import Rejection
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1

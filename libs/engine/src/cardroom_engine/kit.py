@@ -37,8 +37,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 from cardroom_wire import ErrorCode
+from cardroom_wire.messages import cut
 
-from .game import Command, Event, Rejection, cut
+from .game import Command, Event, Rejection
 
 T = TypeVar("T")
 S = TypeVar("S")

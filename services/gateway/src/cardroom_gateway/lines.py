@@ -35,7 +35,6 @@ SEED_CONFIG_KEYS = ("turn_count", "stack_size", "win_score", "deck_size", "bull_
 REQUESTS = {p.PLAY_REQUEST: p.PLAY_RESPONSE, p.CHOOSE_REQUEST: p.CHOOSE_RESPONSE}
 """Each request the server sends, and the response it asks for."""
 
-RESPONSES = frozenset(REQUESTS.values())
 SERVER_TYPES = frozenset(
     {REGISTER_RESPONSE, p.DEAL, p.PLAY_REQUEST, p.PLAYED, p.CHOOSE_REQUEST, p.TAKEN, p.GAME_OVER}
 )

@@ -9,7 +9,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from cardroom_engine import Command, Event, Rejection, inputs
-from cardroom_engine.game import cut
 from cardroom_engine.kit import Handlers, state
 from cardroom_mentalpoker import (
     DleqProof,
@@ -37,6 +36,7 @@ from cardroom_mentalpoker import (
     proof_context,
 )
 from cardroom_wire import ErrorCode
+from cardroom_wire.messages import cut
 
 from .audit import audit_decks, audit_positions
 from .cards import SUITS, check_play

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cardroom_engine import Deadline, Event, Outcome
-from cardroom_engine.game import cut
+from cardroom_wire.messages import cut
 
 from .audit import audit_decks
 from .state import (

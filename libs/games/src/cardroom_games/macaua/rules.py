@@ -98,10 +98,6 @@ class Macaua(GameRules[MacauaState]):
     max_players: ClassVar[int] = 6
     config_model: ClassVar[type[MacauaConfig]] = MacauaConfig
     bots: ClassVar[Mapping[str, BotFactory]] = BOTS
-    signed_moves: ClassVar[bool] = True
-    """Every command is a move signed with its player's key and built from its player's
-    secrets: ``actions`` lists templates (which move is due, which positions), never a
-    complete command, so only a player's program (the ``bots``) can turn one into a move."""
     heavy: ClassVar[bool] = True
     """``decide`` checks proofs (a shuffle: about 0.1 s): the gamemaster runs it in a worker
     thread, off its event loop."""
@@ -112,9 +108,12 @@ class Macaua(GameRules[MacauaState]):
     of tables that started before keys were bound keep the key their first move published."""
 
     signed_transitions: ClassVar[bool] = True
-    action_templates: ClassVar[bool] = True
     """Every transition is signed by every player who checked it (see the module docs): the
     acknowledgements carry the signatures, and the server checks them before moving on."""
+    action_templates: ClassVar[bool] = True
+    """``actions`` lists templates (which move is due, which positions), never a complete
+    command: every move is built from its player's secrets and signed with its key, so only
+    a player's program (the ``bots``) can turn one into a move."""
 
     # -- setup ------------------------------------------------------------------------------
     def check_start(self, config: MacauaConfig, seats: Sequence[str]) -> None:
