@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 from cardroom_eventstore import AckResult, Append, EventStore, EventStoreError, NewEvent
 from cardroom_eventstore.hot import Batcher, unreachable
+from cardroom_gamemaster.session import append_shard
 
 # -- the Batcher alone --------------------------------------------------------------------------
 
@@ -170,10 +171,8 @@ async def test_an_ack_of_a_version_no_column_holds_is_an_unknown_version(
 
 
 async def gamemaster_run(store: EventStore, batches: list[Append]) -> list[object]:
-    """What the gamemaster's group commit runs (``Gamemaster._append_group``)."""
-    if len(batches) == 1 or len({b.stream_id for b in batches}) < len(batches):
-        return list(await store.append_each(batches))
-    return list(await store.append_group(batches))
+    """What the gamemaster's group commit runs on one shard."""
+    return list(await append_shard(store, batches))
 
 
 BAD_APPENDS = {

@@ -98,10 +98,11 @@ class GroupCommit:
             await self._batcher.close()
 
     async def _group(self, batches: list[Append]) -> list[Result]:
-        return await self._shards().scatter(batches, _stream_of, _append_shard)
+        return await self._shards().scatter(batches, _stream_of, append_shard)
 
 
-async def _append_shard(store: EventStore, batches: list[Append]) -> list[Result]:
+async def append_shard(store: EventStore, batches: list[Append]) -> list[Result]:
+    """One shard's share of a group commit: one statement, unless a game appears twice."""
     if len(batches) == 1 or len({b.stream_id for b in batches}) < len(batches):
         return await store.append_each(batches)  # (one game twice: not from here)
     return await store.append_group(batches)
