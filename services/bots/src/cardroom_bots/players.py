@@ -53,6 +53,7 @@ class BotPlayer:
     outcomes: dict[str, dict[str, Any]] = field(default_factory=dict)
     commands: int = 0
     _acting: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    _closing: bool = False
 
     def __post_init__(self) -> None:
         self.client.on_notification(self._observe, after_ack=self._act)
@@ -111,7 +112,7 @@ class BotPlayer:
         previous = self._acting.pop(note.game, None)
         if previous is not None:  # newer news: the old choice is stale
             previous.cancel()
-        if note.actions and note.game in self.bots:
+        if note.actions and note.game in self.bots and not self._closing:
             self._acting[note.game] = asyncio.create_task(self._choose_and_send(note))
 
     async def _choose_and_send(self, note: Notification) -> None:
@@ -133,7 +134,10 @@ class BotPlayer:
             # the player left while this choice was on its way: nothing to send it on
 
     async def close(self) -> None:
-        for task in self._acting.values():
+        # notifications still arrive while the choices are cancelled: none starts a new one
+        self._closing = True
+        acting, self._acting = list(self._acting.values()), {}
+        for task in acting:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
