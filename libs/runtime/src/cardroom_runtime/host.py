@@ -161,17 +161,25 @@ class _Typed(Generic[M]):
         body), then the body: one subject split and one JSON parse, and no more."""
         try:
             asker = self.asker(subject)
-            reply = await self.handler(self.parse(body, asker), asker)
+            item = self.parse(body, asker)
         except Exception as exc:
-            reply = _refused(exc, subject)
-        return dumps(reply)
+            return dumps(_refused(exc, subject))
+        return await self._reply(item, asker)
 
     async def answer_parsed(self, item: M, subject: str) -> bytes:
         """The FastStream subscriber's reply (it parsed the body: :meth:`decoder`)."""
         try:
-            reply = await self.handler(item, self.asker(subject))
+            asker = self.asker(subject)
         except Exception as exc:
-            reply = _refused(exc, subject)
+            return dumps(_refused(exc, subject))
+        return await self._reply(item, asker)
+
+    async def _reply(self, item: M, asker: Asker) -> bytes:
+        """The handler's answer, or the refusal of what it raised: exactly one reply."""
+        try:
+            reply = await self.handler(item, asker)
+        except Exception as exc:
+            reply = _refused(exc, asker.subject)
         return dumps(reply)
 
     async def hear(self, subject: str, body: bytes) -> None:
