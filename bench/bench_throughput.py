@@ -11,9 +11,11 @@ PostgreSQL, writing the very same events.
   benchmark's own whose JetStream fsyncs every write (``sync_interval: always``, as in
   deploy/nats/nats.conf). The bots play in this process, or in ``BENCH_TP_BOT_PROCS``
   processes (default 1, 2 from 500 tables: a thousand tables' bots are more than one event
-  loop keeps up with), started before the clock. Counted as the peer is: every event, over
-  the time from the first event's commit to the moment every event was also relayed and
-  projected (both read on the database's clock). Until 2026-11-27 ours was counted over the
+  loop keeps up with), started before the clock. Counted as the peer is: every event
+  committed until the bots stopped, over the time from the first event's commit to the moment
+  every one of them was also relayed and projected (both read on the database's clock). The
+  games left in play go on after the bots stop once their acks time out (the house plays the
+  away seats); those events are printed, not counted, and the peer does not write them. Until 2026-11-27 ours was counted over the
   10th-90th percentile window of the commit times, stretched by the followers' catch-up,
   and the peer over its whole wall time (a like-for-like count is 10-17% lower for ours);
   that count is still printed ("window").
@@ -111,6 +113,8 @@ class Ours:
     window: float  # seconds between the 10th and 90th percentile commits (the sustained span)
     span: float  # from the first event's commit until every event was relayed and projected
     finished: int  # games played to their end
+    uncounted: int  # events after the bots stopped
+    uncounted_house: int  # of those, the house's moves for away seats
 
     @property
     def wall_rate(self) -> float:
@@ -147,14 +151,23 @@ def sustained_rate(
     return ((j - i) / span if span > 0 else float("nan")), span
 
 
-# The relay has published every event and the projector has projected every game.
-CAUGHT_UP = """
-SELECT (SELECT coalesce(max(position), 0) FROM events)
-       <= (SELECT coalesce(max(position), 0) FROM checkpoints WHERE name = 'relay')
-   AND NOT EXISTS (
-       SELECT 1 FROM streams s LEFT JOIN checkpoints c ON c.name = 'projector:' || s.stream_id
-       WHERE coalesce(c.position, 0) < s.version)
+# What the followers must have for the events up to a position: the relay's checkpoint, and
+# each game's version the projector must reach.
+COUNTED = """
+SELECT stream_id, max(version) AS version FROM events WHERE position <= $1 GROUP BY stream_id
 """
+CHECKPOINTS = (
+    "SELECT name, position FROM checkpoints WHERE name = 'relay' OR name LIKE 'projector:%'"
+)
+
+
+async def caught_up(conn: asyncpg.Connection, last: int, versions: dict[str, int]) -> bool:
+    """The relay has published every event up to position ``last`` and the projector has
+    projected each game up to its version in ``versions``."""
+    at = {r["name"]: r["position"] for r in await conn.fetch(CHECKPOINTS)}
+    if at.get("relay", 0) < last:
+        return False
+    return all(at.get(f"projector:{g}", 0) >= v for g, v in versions.items())
 
 
 async def backend_cpu(conn: asyncpg.Connection, dbname: str) -> dict[int, float]:
@@ -210,11 +223,21 @@ async def ours(services: Services, setup: Setup) -> Ours:
                     if played.get(what):
                         print(f"  bots: {played[what]:.0f} {what.replace('_', ' ')}", flush=True)
                 # the relay and the projector follow the games (lower CPU priority): their
-                # work is only done once they have every event, and their CPU counts in full
+                # work is only done once they have every event, and their CPU counts in full.
+                # Counted: the events committed until the bots stopped. The games left in
+                # play go on without them once their acks time out (the house plays the away
+                # seats): not the load measured, and a span that waited for it would end when
+                # the last of those games did.
                 follower = await asyncpg.connect(asyncpg_dsn(url))
                 try:
+                    last = int(
+                        await follower.fetchval("SELECT coalesce(max(position), 0) FROM events")
+                    )
+                    versions = {
+                        r["stream_id"]: r["version"] for r in await follower.fetch(COUNTED, last)
+                    }
                     while True:  # another process's progress, seen in the database
-                        if await follower.fetchval(CAUGHT_UP):
+                        if await caught_up(follower, last, versions):
                             break
                         await asyncio.sleep(0.05)
                     caught_up_at = await follower.fetchval("SELECT clock_timestamp()")
@@ -232,7 +255,14 @@ async def ours(services: Services, setup: Setup) -> Ours:
         try:
             records = await conn.fetch(
                 "SELECT stream_id, stream_type, version, type, data::text AS data,"
-                " metadata::text AS metadata, recorded_at FROM events ORDER BY position"
+                " metadata::text AS metadata, recorded_at FROM events WHERE position <= $1"
+                " ORDER BY position",
+                last,
+            )
+            after, house = await conn.fetchrow(  # type: ignore[misc]  # (one row, always)
+                "SELECT count(*), count(*) FILTER (WHERE metadata ? 'house') FROM events"
+                " WHERE position > $1",
+                last,
             )
         finally:
             await conn.close()
@@ -240,7 +270,20 @@ async def ours(services: Services, setup: Setup) -> Ours:
     rate, window = sustained_rate([r.recorded_at for r in rows])
     span = (caught_up_at - min(r.recorded_at for r in rows)).total_seconds()
     finished = int(played.get("finished", 0))
-    return Ours(setup.games, len(rows), elapsed, rate, rows, cpu, catch_up, window, span, finished)
+    return Ours(
+        setup.games,
+        len(rows),
+        elapsed,
+        rate,
+        rows,
+        cpu,
+        catch_up,
+        window,
+        span,
+        finished,
+        after,
+        house,
+    )
 
 
 # -- the peer: the eventsourcing library ----------------------------------------------------------
@@ -500,7 +543,8 @@ async def main() -> None:
             report.line(
                 f"  round {r + 1}: ours {o.rate:6.0f} events/s ({o.events} events of "
                 f"{o.finished} games over "
-                f"{o.span:.1f} s, first commit to all projected; window count "
+                f"{o.span:.1f} s, first commit to all projected; {o.uncounted} after the bots"
+                f" stopped not counted ({o.uncounted_house} the house's); window count "
                 f"{o.window_rate:.0f}), peer fastest {o.events / fast_s:5.0f} events/s: "
                 f"{o.rate * fast_s / o.events:.2f}x; peer default {o.events / peer_s:5.0f}: "
                 f"{o.rate * peer_s / o.events:.2f}x"
@@ -570,6 +614,8 @@ async def main() -> None:
                 "events_per_second_pipeline": o.pipeline_rate,
                 "events_per_second_held_against_target": o.rate,
                 "span_seconds": o.span,
+                "uncounted_events": o.uncounted,
+                "uncounted_house_events": o.uncounted_house,
                 "events_per_second_window_count": o.window_rate,
                 "seconds": o.seconds,
                 "cpu_seconds_by_process": o.cpu,
