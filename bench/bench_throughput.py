@@ -151,6 +151,15 @@ def sustained_rate(
     return ((j - i) / span if span > 0 else float("nan")), span
 
 
+# The relay has published every event and the projector has projected every game.
+CAUGHT_UP = """
+SELECT (SELECT coalesce(max(position), 0) FROM events)
+       <= (SELECT coalesce(max(position), 0) FROM checkpoints WHERE name = 'relay')
+   AND NOT EXISTS (
+       SELECT 1 FROM streams s LEFT JOIN checkpoints c ON c.name = 'projector:' || s.stream_id
+       WHERE coalesce(c.position, 0) < s.version)
+"""
+
 # What the followers must have for the events up to a position: the relay's checkpoint, and
 # each game's version the projector must reach.
 COUNTED = """
