@@ -15,10 +15,10 @@ PostgreSQL, writing the very same events.
   committed until the bots stopped, over the time from the first event's commit to the moment
   every one of them was also relayed and projected (both read on the database's clock). The
   games left in play go on after the bots stop once their acks time out (the house plays the
-  away seats); those events are printed, not counted, and the peer does not write them. Until 2026-11-27 ours was counted over the
-  10th-90th percentile window of the commit times, stretched by the followers' catch-up,
-  and the peer over its whole wall time (a like-for-like count is 10-17% lower for ours);
-  that count is still printed ("window").
+  away seats); those events are printed, not counted, and the peer does not write them.
+  Until 2026-11-27 ours was counted over the 10th-90th percentile window of the commit
+  times, stretched by the followers' catch-up, and the peer over its whole wall time (a
+  like-for-like count is 10-17% lower for ours); that count is still printed ("window").
 - ours, as until 2026-11-27: ``BENCH_GAME=highcard BENCH_TP_SECONDS=0
   BENCH_TP_STACK=pipeline``: one game of the test game per two-seat table, the four pipeline
   services only, the NATS server found (JetStream's default sync). ``BENCH_GAME`` names one
