@@ -143,7 +143,9 @@ _APPEND_NEW = Statement(_append_one_sql(_NEW_STREAM_SQL))
 # took. Appends whose stream was not at the expected version (or whose command id was seen
 # before) write nothing and are told apart in the result. Events are inserted in append order,
 # so a stream's versions get ascending positions; the global lock is taken as in
-# _APPEND_ONE, after every stream row.
+# _APPEND_ONE, after every stream row. The command id checks end in ``OFFSET 0`` so that
+# PostgreSQL keeps them lookups by key: without it a generic plan may instead hash the whole
+# ``commands`` table on every execution (its choice on an empty table).
 _APPEND_GROUP = Statement(
     f"""
 WITH b AS (
@@ -161,7 +163,7 @@ s AS (
       AND t.stream_type = b.stream_type
       AND (b.command_id IS NULL OR NOT EXISTS (
           SELECT 1 FROM commands c
-          WHERE c.stream_id = b.stream_id AND c.command_id = b.command_id))
+          WHERE c.stream_id = b.stream_id AND c.command_id = b.command_id OFFSET 0))
     RETURNING b.i, b.stream_id, b.stream_type, b.new_version, b.command_id, b.reply,
               b.handled_gate
 ),
@@ -209,7 +211,7 @@ ev AS (
 SELECT b.i, s.i IS NOT NULL AS stream_ok,
        s.i IS NULL AND b.command_id IS NOT NULL AND EXISTS (
            SELECT 1 FROM commands c
-           WHERE c.stream_id = b.stream_id AND c.command_id = b.command_id
+           WHERE c.stream_id = b.stream_id AND c.command_id = b.command_id OFFSET 0
        ) AS duplicate,
        ev.position, ev.version, ev.recorded_at
 FROM b LEFT JOIN s ON s.i = b.i LEFT JOIN ev ON s.i IS NOT NULL AND ev.stream_id = b.stream_id

@@ -105,7 +105,11 @@ put AS (
     SELECT m.game_id, w.key, CAST(:version AS integer),
            e.recorded_at + make_interval(secs => w.secs)
     FROM m CROSS JOIN want w
-    JOIN events e ON e.stream_id = m.game_id AND e.version = w.since
+    CROSS JOIN LATERAL (  -- by the event's whole key: OFFSET 0 keeps it apart, else a plan
+        -- made on an empty table finds the event by its game alone, reading all its events
+        SELECT recorded_at FROM events
+        WHERE events.stream_id = m.game_id AND events.version = w.since OFFSET 0
+    ) AS e
     ON CONFLICT (game_id, key) DO UPDATE
     SET version = EXCLUDED.version, claimed_until = NULL
     WHERE d.version < EXCLUDED.version

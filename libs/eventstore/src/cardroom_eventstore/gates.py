@@ -34,7 +34,9 @@ ACK_LOCK_CLASS = int.from_bytes(b"ack", "big")
 # very statement deletes (its snapshot still sees them). Two batches would lock their rows in no
 # set order and could deadlock, so a batch first takes a transaction-level advisory lock per
 # game, in game order (``l``, which the delete joins, so it is read first), and batches of the
-# same games take turns.
+# same games take turns. The released event is read in a lateral subquery kept apart by
+# ``OFFSET 0``: joined plainly, a generic plan made on an empty table looks it up by the game
+# alone and reads every event of the game for each ack.
 _ACK_MANY = Statement(
     f"""
 WITH a AS (
@@ -81,7 +83,10 @@ SELECT a.i, EXISTS (SELECT 1 FROM d WHERE d.i = a.i) AS deleted, r.version AS re
                    AND mine.player_id = p.player_id)
        ) AS open
 FROM a LEFT JOIN u AS r ON r.last = a.i AND r.remaining = 0
-LEFT JOIN events e ON e.stream_id = a.stream_id AND e.version = r.version
+LEFT JOIN LATERAL (  -- the released event, looked up by its whole key (see below)
+    SELECT stream_type, recorded_at FROM events
+    WHERE events.stream_id = a.stream_id AND events.version = r.version OFFSET 0
+) AS e ON true
 ORDER BY a.i
 """
 )
