@@ -19,8 +19,8 @@ pending acks, commands, checkpoints, views, deadlines), so the connections also 
 sequential scans off (``enable_seqscan = off``): a generic plan is made once per connection,
 with the statistics of that moment, and kept until the next ANALYZE of its tables. A service
 that starts on a new database prepares its statements while the tables are empty, where a scan
-looks cheapest; without the setting those plans scanned ``events``, ``commands`` and
-``pending_acks`` whole for every ack and group commit until autovacuum analysed them, a cost
+looks cheapest; without the setting those plans would read ``events``, ``commands`` and
+``pending_acks`` whole for every ack and group commit until autovacuum analyses them, a cost
 growing with the log. ``tests/eventstore/test_generic_plans.py`` checks that every statement
 finds its rows by index on an empty database and on a large one.
 """
