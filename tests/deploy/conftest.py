@@ -63,8 +63,10 @@ async def secure_nats(subject_root: str) -> AsyncIterator[SecureNats]:
             with contextlib.suppress(asyncio.CancelledError):
                 await watching
         for nc in [*(secure.clients if secure is not None else []), auth, system]:
+            # bounded: a client's close can wait on a connection the server is tearing down,
+            # and the server is stopped right after anyway
             with contextlib.suppress(Exception):
-                await nc.close()
+                await asyncio.wait_for(nc.close(), 5)
         if server is not None:
             server.stop()
         shutil.rmtree(folder, ignore_errors=True)
