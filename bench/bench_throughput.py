@@ -111,7 +111,7 @@ class Ours:
     cpu: dict[str, float]
     catch_up: float  # seconds after the last game ended until relay and projector caught up
     window: float  # seconds between the 10th and 90th percentile commits (the sustained span)
-    span: float  # from the first event's commit until every event was relayed and projected
+    span: float  # from the first event's commit until every counted one was relayed and projected
     finished: int  # games played to their end
     uncounted: int  # events after the bots stopped
     uncounted_house: int  # of those, the house's moves for away seats

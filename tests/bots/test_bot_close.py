@@ -39,9 +39,10 @@ async def test_a_notification_arriving_while_closing_starts_no_choice() -> None:
     client = _Client()
     player = BotPlayer(client)  # type: ignore[arg-type]
     player.bots = {"g1": object(), "g2": object()}  # type: ignore[dict-item]
-    arrived = asyncio.Event()
+    arrived, started = asyncio.Event(), asyncio.Event()
 
     async def choosing(game: str) -> None:
+        started.set()
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
@@ -51,7 +52,7 @@ async def test_a_notification_arriving_while_closing_starts_no_choice() -> None:
             raise
 
     player._acting["g1"] = asyncio.create_task(choosing("g1"))
-    await asyncio.sleep(0)  # (the task starts and waits)
+    await started.wait()
     await player.close()
     assert arrived.is_set()
     assert client.closed
