@@ -100,3 +100,30 @@ def test_the_gamemasters_fold_numbers_as_the_projector_and_the_live_path(game: G
         assert sent == [
             (n.player_id, n.seq, n.version, n.payload) for item in every for n in item.notes
         ]
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
+def test_the_games_notify_runs_only_for_what_is_owed(
+    game: Game[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild owes few notifications: the game's ``notify`` (building them) runs for the
+    events whose addressees were not recorded and for those with one owed, never for the
+    rest, events for some seats only included."""
+    registry.register(game)
+    entries = _log(game, 3)
+    _, every, _ = project_log(None, game.name, entries, spectator=False)
+    sent = [n for item in every for n in item.notes]
+    owed = {(n.version, n.player_id) for n in sent[-3:]}
+    asked: list[int] = []
+    notify = Table.notify
+
+    def counting(self: Table, before: Any, event: Any, after: Any) -> Any:
+        asked.append(after.version)
+        return notify(self, before, event, after)
+
+    monkeypatch.setattr(Table, "notify", counting)
+    _, out, _ = project_log(None, game.name, entries, spectator=False, owed=owed)
+    assert [n for item in out for n in item.notes] == sent[-3:]
+    unrecorded = {v for v, _, to in entries if to is None and v > 1}  # 1: the creation
+    with_owed = {item.version for item in every for n in item.notes if n in sent[-3:]}
+    assert sorted(asked) == sorted(unrecorded | with_owed)

@@ -53,13 +53,26 @@ def notify(
     seqs: Seqs,
     *,
     owed: Collection[tuple[int, str]] | None = None,
+    sent_to: Sequence[str] | None = None,
 ) -> tuple[TableState, list[Numbered]]:
     """Apply ``event``: the state after it and its addressees' notifications, numbered.
 
     ``owed``: build the documents of these ``(version, player)`` only (the others are
-    numbered all the same); None builds every one.
+    numbered all the same); None builds every one. ``sent_to``: the event's addressees as
+    recorded (``metadata.to``); with ``owed``, the game's ``notify`` runs only when one of
+    them is owed (a rebuild owes few of a log's notifications, and building the others was
+    most of folding a game whose events change what the seats see).
     """
     after = table.evolve(state, event)
+    if (
+        owed is not None
+        and sent_to is not None
+        and not any((after.seen(p), p) in owed for p in sent_to)
+    ):
+        numbers = count(seqs, sent_to)
+        return after, [
+            Numbered(p, seq, after.seen(p), None) for p, seq in zip(sent_to, numbers, strict=True)
+        ]
     messages = table.notify(state, event, after)
     numbered = []
     for (player, message), seq in zip(messages.items(), count(seqs, messages), strict=True):

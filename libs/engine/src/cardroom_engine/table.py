@@ -163,14 +163,19 @@ class TableState:
     """Per seat, how many of those it was not told of: they do not count in the versions
     it sees (:meth:`seen`), so that it cannot count them."""
 
-    def seen(self, player: str | None) -> int:
+    def seen(self, player: str | None, version: int | None = None) -> int:
         """The version ``player`` sees: the events it was not told of left out (a spectator,
         or anyone not seated, sees the version of the public events only). Every number a
         player is shown (its notifications' and views' ``version``, the version a command
-        answers) is this one, and a player acknowledges a notification by it."""
+        answers) is this one, and a player acknowledges a notification by it.
+
+        ``version``: the one seen at that later version, when no event between changed the
+        seats or was for some seats only (a fold that skips its game's ``evolve`` for a run
+        of events still knows the versions they are acknowledged by)."""
+        at = self.version if version is None else version
         if player is not None and player in self.seats:
-            return self.version - self.hidden.get(player, 0)
-        return self.version - self.private
+            return at - self.hidden.get(player, 0)
+        return at - self.private
 
     def summary(self) -> dict[str, Any]:
         return {

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -122,9 +123,15 @@ def project_log(
     to store or publish, in order.
     """
     out: list[Projected] = []
-    # versions with something owed: any other event with its addressees recorded is only
-    # counted (without a spectator view to build, also folded in runs: a rebuild's hot path)
+    # An event with its addressees recorded and none of its notifications owed is only
+    # counted (without a spectator view to build, also folded in runs: a rebuild's hot
+    # path). A player acknowledges the version it sees (``TableState.seen``), never above
+    # the event's own: so nothing before the first owed version is owed, and in a game
+    # without events for some seats only, nothing at a version not owed. The rest is folded
+    # one by one and asked (``numbering.notify`` with the addressees: the game's ``notify``
+    # runs only for an event with something owed).
     owed_at = None if owed is None else {version for version, _ in owed}
+    first_owed = 0 if owed_at is None else min(owed_at, default=sys.maxsize)
     table = None if proj is None else proj.table
     state = None if proj is None else proj.state
     seqs: dict[str, int] = {} if proj is None else proj.seqs
@@ -139,13 +146,9 @@ def project_log(
         if state is None or table is None:
             table = Table(registry.get(game_type))
             state = table.evolve(None, event)  # the table's creation: nobody is notified
-        elif (
-            owed_at is not None
-            and sent_to is not None
-            and version not in owed_at
-            # owed versions are the ones shown (TableState.seen): with events for some seats
-            # only they are not the events' own, so such games are never only counted
-            and not table.private_events
+        elif sent_to is not None and (
+            version < first_owed
+            or (owed_at is not None and version not in owed_at and not table.private_events)
         ):
             numbering.count(seqs, sent_to)
             if not spectator:
@@ -155,7 +158,9 @@ def project_log(
         else:
             if run:
                 state, run = table.evolve_many(state, run), []
-            state, numbered = numbering.notify(table, state, event, seqs, owed=owed)
+            state, numbered = numbering.notify(
+                table, state, event, seqs, owed=owed, sent_to=sent_to
+            )
             notes = [
                 StoredNotification(state.game_id, n.player, n.seq, n.version, n.document)
                 for n in numbered
