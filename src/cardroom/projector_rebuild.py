@@ -37,7 +37,6 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from cardroom_eventstore.jsontext import json_value
@@ -124,8 +123,8 @@ class _Job:
     live_columns: dict[str, list[str]]
     owed: dict[str, set[tuple[int, str]]]  # per game, (version, player) still owed an ack
     done: dict[str, int]  # per game, its last version projected (its checkpoint)
-    # per game: its type and its events (``read_histories``); None: the worker reads them
-    # itself
+    # per game: its type and its events (``read_histories``, decoded); None: the worker
+    # reads them itself
     history: History | None = None
 
 
@@ -157,7 +156,7 @@ def _as_stored(value: Any) -> Any:
 def _rebuilt_rows(
     game: str,
     game_type: str,
-    entries: list[Entry],
+    entries: Sequence[Entry],
     tables: Sequence[str],
     live: Rows,
     owed: set[tuple[int, str]],
@@ -260,21 +259,8 @@ def _fold(job: _Job) -> _Folded:
     read = job.history
     if read is None:
         read = _worker_history(job.done)
-    history: dict[str, tuple[str, list[Entry]]] = {g: ("", []) for g in job.games}
-    addressees: dict[str, list[str]] = {}  # a few distinct lists, read only: parsed once
-    for game, (game_type, events) in read.items():
-        entries: list[Entry] = []
-        for version, type_, text, sent_to in events:
-            data = json_value(text)
-            data["type"] = type_  # {**data, "type": type_} without the copy: data is ours
-            to = None
-            if sent_to is not None:
-                to = addressees.get(sent_to)
-                if to is None:
-                    to = addressees[sent_to] = json_value(sent_to)
-            entries.append((version, data, to))
-        entries.sort(key=itemgetter(0))  # in order already (one pass): read_histories
-        history[game] = (game_type, entries)
+    history: History = {g: ("", []) for g in job.games}
+    history.update(read)
     out = _Folded()
     for g in job.games:
         rebuilt, notes, views, summaries = _rebuilt_rows(

@@ -534,7 +534,8 @@ class Table:
         run = 0  # game events folded into ``game`` but not yet into ``state``
         private = self.private_events
         for event in events:
-            if event["type"].startswith(TABLE_PREFIX) or event["type"] in private:
+            kind = event["type"]
+            if kind in private or kind.startswith(TABLE_PREFIX):
                 if run:
                     state, run = _moved(state, game, state.version + run), 0
                 state = self.evolve(state, event)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 import asyncpg
@@ -18,6 +19,7 @@ from sqlalchemy import func, select
 from .appends import NOTIFY_CHANNEL
 from .asyncengine import AsyncEngine
 from .hot import Statement
+from .jsontext import json_value
 from .model import RecordedEvent
 from .schema import events, streams
 from .stats import STATS
@@ -52,24 +54,39 @@ CROSS JOIN LATERAL (
 """
 )
 
-#: Per game: its type and its events as (version, type, data as JSON, metadata.to as JSON).
-History = dict[str, tuple[str, list[tuple[int, str, str, str | None]]]]
+#: Per game: its type and its events as (version, the event's data with its ``type``, its
+#: ``metadata.to``; None when it has none), in version order.
+History = dict[str, tuple[str, list[tuple[int, dict[str, Any], list[str] | None]]]]
 
 
 async def read_histories(
     conn: asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record],
     upto: dict[str, int],
 ) -> History:
-    """Each game's events up to ``upto[game]`` (:data:`HISTORIES`), in version order."""
+    """Each game's events up to ``upto[game]`` (:data:`HISTORIES`), decoded, in version
+    order. Decoded as the rows come, in one pass (a rebuild's hot loop, one pass per event
+    fewer than grouping the rows first); the addressees are a few distinct lists, decoded
+    once each and shared, so they are to be read only."""
     games = list(upto)
     history: History = {}
+    addressees: dict[str, list[str]] = {}
     rows = await conn.fetch(
         HISTORIES.sql, *HISTORIES.args({"games": games, "upto": [upto[g] for g in games]})
     )
     for game, stream_type, version, type_, data, sent_to in rows:
-        if game not in history:
-            history[game] = (stream_type, [])
-        history[game][1].append((version, type_, data, sent_to))
+        found = history.get(game)
+        if found is None:
+            found = history[game] = (stream_type, [])
+        event = json_value(data)
+        event["type"] = type_  # {**event, "type": type_} without the copy: it is ours
+        to = None
+        if sent_to is not None:
+            to = addressees.get(sent_to)
+            if to is None:
+                to = addressees[sent_to] = json_value(sent_to)
+        found[1].append((version, event, to))
+    for _, read in history.values():
+        read.sort(key=itemgetter(0))  # in order already (one pass), unless read otherwise
     return history
 
 

@@ -141,19 +141,26 @@ def project_log(
         if version != expected:
             raise ValueError(f"event version {version} applied as {expected}")
         expected += 1
-        notes: list[StoredNotification] = []
-        private = 0 if state is None else state.private
-        if state is None or table is None:
-            table = Table(registry.get(game_type))
-            state = table.evolve(None, event)  # the table's creation: nobody is notified
-        elif sent_to is not None and (
-            version < first_owed
-            or (owed_at is not None and version not in owed_at and not table.private_events)
+        counted = False
+        if (
+            sent_to is not None
+            and table is not None
+            and (
+                version < first_owed
+                or (owed_at is not None and version not in owed_at and not table.private_events)
+            )
         ):
             numbering.count(seqs, sent_to)
             if not spectator:
                 run.append(event)
                 continue
+            counted = True
+        notes: list[StoredNotification] = []
+        private = 0 if state is None else state.private
+        if state is None or table is None:
+            table = Table(registry.get(game_type))
+            state = table.evolve(None, event)  # the table's creation: nobody is notified
+        elif counted:
             state = table.evolve(state, event)
         else:
             if run:
