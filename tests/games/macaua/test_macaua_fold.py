@@ -7,10 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from cardroom_engine import Table
 from cardroom_games.macaua import GAME
 from cardroom_games.macaua.state import genesis_hash
 from cardroom_games.macaua.state import next_hash as _next_hash
-from cardroom_mentalpoker import GENESIS_HASH, GROUP_ORDER, state_hash
+from cardroom_mentalpoker import GENESIS_HASH, GROUP_ORDER, CardKeys, state_hash
 from cardroom_wire import ErrorCode
 from macaua_support import Harness
 
@@ -166,3 +167,22 @@ def test_a_stored_log_folds_to_the_same_state() -> None:
     for player in [*h.seats, None]:
         assert h.table.view(again, player) == h.view(player)
     assert GAME.outcome(again.game) == GAME.outcome(h.game)
+
+
+def test_a_table_keeps_no_proofs_and_one_set_per_masking() -> None:
+    """What a table holds of a deck in play: each player's commitments without the proofs
+    (checked by decide, kept in the log), and the positions' maskings as a few shared sets;
+    the proofs held were most of a Macaua table's memory."""
+    h = Harness(2, {}, seed=5)
+    h.to_play()
+    for deck in h.game.decks:
+        assert deck.keys
+        assert all(type(k) is CardKeys for k in deck.keys.values())
+        assert len({id(m) for m in deck.masking}) == len(set(deck.masking))
+    # the same from the log alone, as a gamemaster loads a table
+    table = Table(GAME)
+    loaded = table.replay([s.event for s in h.local.steps]).game
+    assert loaded == h.game
+    for deck in loaded.decks:
+        assert all(type(k) is CardKeys for k in deck.keys.values())
+        assert len({id(m) for m in deck.masking}) == len(set(deck.masking))

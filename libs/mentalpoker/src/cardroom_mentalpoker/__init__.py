@@ -47,7 +47,7 @@ from .group import (
     mul_base,
     random_scalar,
 )
-from .keys import KeyReveal, PlayerSecrets, PublicKeys, check_key, key_matches
+from .keys import CardKeys, KeyReveal, PlayerSecrets, PublicKeys, check_key, key_matches
 from .masking import (
     MAX_DECK_SIZE,
     Deck,
@@ -122,6 +122,7 @@ __all__ = [
     "RANKS",
     "SUITS",
     "CardCodec",
+    "CardKeys",
     "DealLayout",
     "Deck",
     "DleqProof",

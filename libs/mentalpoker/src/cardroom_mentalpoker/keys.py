@@ -36,6 +36,7 @@ from .masking import MAX_DECK_SIZE
 from .proofs import DlogProof, _prove_dlog_known, verify_dlog
 
 __all__ = [
+    "CardKeys",
     "KeyReveal",
     "PlayerSecrets",
     "PublicKeys",
@@ -53,17 +54,36 @@ def _card_context(context: bytes, position: int) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
-class PublicKeys:
-    """A player's published commitments for one deck, with proofs of knowledge."""
+class CardKeys:
+    """A player's commitments for one deck, once their proofs were checked: all that the
+    later steps (shuffle, mask, reveals) are checked against. What a table keeps of
+    accepted :class:`PublicKeys`: the proofs stay in the log, and holding them would be
+    most of a game's memory."""
 
     shuffle: Point
     cards: tuple[Point, ...]
-    shuffle_proof: DlogProof = field(repr=False)
-    card_proofs: tuple[DlogProof, ...] = field(repr=False)
 
     @property
     def deck_size(self) -> int:
         return len(self.cards)
+
+    @classmethod
+    def from_json_unchecked(cls, data: Any) -> CardKeys:
+        """The commitments of :class:`PublicKeys` JSON accepted before (not checked again,
+        see ``Point.from_hex_unchecked``; the proofs not read): for folding accepted moves,
+        never for a command."""
+        return cls(
+            _point_from_hex_unchecked(data["shuffle"]),
+            tuple(map(_point_from_hex_unchecked, data["cards"])),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PublicKeys(CardKeys):
+    """A player's published commitments for one deck, with proofs of knowledge."""
+
+    shuffle_proof: DlogProof = field(repr=False)
+    card_proofs: tuple[DlogProof, ...] = field(repr=False)
 
     def check(self, *, context: bytes, deck_size: int | None = None) -> None:
         """Raise :class:`VerificationError` unless every commitment is well formed and proven."""
@@ -119,8 +139,8 @@ class PublicKeys:
 
     @classmethod
     def from_json_unchecked(cls, data: Any) -> PublicKeys:
-        """:meth:`from_json` of keys it accepted before, without checking them again (see
-        ``Point.from_hex_unchecked``): for folding accepted moves, never for a command."""
+        """:meth:`from_json` of keys accepted before, without checking them again (see
+        ``Point.from_hex_unchecked``): never for a command."""
         return cls(
             _point_from_hex_unchecked(data["shuffle"]),
             tuple(map(_point_from_hex_unchecked, data["cards"])),

@@ -48,7 +48,7 @@ from .group import (
     mul_base,
     random_scalar,
 )
-from .keys import KeyReveal, PlayerSecrets, PublicKeys, check_key
+from .keys import CardKeys, KeyReveal, PlayerSecrets, check_key
 from .masking import Deck, MaskedCard, _card, partial_unmask, unmasked_point
 from .proofs import DleqProof, _prove_dleq_known, verify_dleq
 from .shuffle import (
@@ -229,7 +229,7 @@ def shuffle_step(
 def check_shuffle_step(
     old: Sequence[MaskedCard],
     new: Sequence[MaskedCard],
-    keys: PublicKeys,
+    keys: CardKeys,
     proof: ShuffleStepProof,
     *,
     context: bytes,
@@ -275,7 +275,7 @@ def check_shuffle_step(
 def verify_shuffle_step(
     old: Sequence[MaskedCard],
     new: Sequence[MaskedCard],
-    keys: PublicKeys,
+    keys: CardKeys,
     proof: ShuffleStepProof,
     *,
     context: bytes,
@@ -357,7 +357,7 @@ def mask_step(
 def check_mask_step(
     old: Sequence[MaskedCard],
     new: Sequence[MaskedCard],
-    keys: PublicKeys,
+    keys: CardKeys,
     proof: MaskStepProof,
     *,
     context: bytes,
@@ -404,7 +404,7 @@ def check_mask_step(
 def verify_mask_step(
     old: Sequence[MaskedCard],
     new: Sequence[MaskedCard],
-    keys: PublicKeys,
+    keys: CardKeys,
     proof: MaskStepProof,
     *,
     context: bytes,
@@ -454,9 +454,7 @@ def deal_reveals(secrets: PlayerSecrets, player: int, layout: DealLayout) -> tup
     return secrets.reveal_many(sorted(positions))
 
 
-def apply_reveals(
-    deck: Sequence[MaskedCard], keys: PublicKeys, reveals: Iterable[KeyReveal]
-) -> Deck:
+def apply_reveals(deck: Sequence[MaskedCard], keys: CardKeys, reveals: Iterable[KeyReveal]) -> Deck:
     """Check each published key against ``keys`` and remove it from its position.
 
     Raises :class:`VerificationError` for a key that does not match its commitment, a

@@ -14,8 +14,8 @@ from cardroom_engine import Event
 from cardroom_engine.kit import Folds
 from cardroom_mentalpoker import (
     MACAUA_CARDS,
+    CardKeys,
     MaskedCard,
-    PublicKeys,
     card_point,
     decode_card,
     open_deck,
@@ -74,6 +74,9 @@ def evolve(state: MacauaState, event: Event) -> MacauaState:
 
 
 _OPEN: dict[str, MaskedCard] = {c: MaskedCard.open(card_point(c)) for c in MACAUA_CARDS}
+_CODE: dict[str, str] = {c: c for c in MACAUA_CARDS}
+"""Each card's code as one string, whatever event it came in: a table's decks and discard
+pile hold hundreds of codes, and a string each from the events' JSON adds up."""
 """Every card face up (immutable: shared by every deck it is played in)."""
 _OPEN_DECK = open_deck()
 
@@ -98,7 +101,7 @@ def on_keys(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     player = event["player"]
     deck = state.decks[-1]
     # accepted keys: decide checked them (and their proofs); no second check here
-    keys = PublicKeys.from_json_unchecked(move["keys"])
+    keys = CardKeys.from_json_unchecked(move["keys"])
     deck = deck._replace(keys={**deck.keys, player: keys})
     verify = dict(state.verify_keys)
     if "verify_key" in move and player not in verify:
@@ -223,7 +226,7 @@ def on_played(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     decks = _set_cards(
         state.decks, ((d, i, _OPEN[card], nobody) for d, i, card, _k in event["cards"])
     )
-    codes: list[str] = [card for _d, _i, card, _k in event["cards"]]
+    codes: list[str] = [_CODE.get(card, card) for _d, _i, card, _k in event["cards"]]
     played = {(d, i) for d, i, _c, _k in event["cards"]}
     hand = tuple(pos for pos in state.hands[player] if pos not in played)
     changes: dict[str, Any] = {
@@ -271,7 +274,7 @@ def on_draw_assigned(state: MacauaState, event: Event, **head: Any) -> MacauaSta
 
 @FOLDS.on(RESHUFFLED)
 def on_reshuffled(state: MacauaState, event: Event, **head: Any) -> MacauaState:
-    cards = tuple(event["cards"])
+    cards = tuple(_CODE.get(c, c) for c in event["cards"])
     return state._replace(
         **head,
         phase="keys",
@@ -360,18 +363,35 @@ def _end_turn(state: MacauaState, **changes: Any) -> MacauaState:
     )
 
 
+_MASKINGS: dict[frozenset[str], frozenset[str]] = {}
+_MASKINGS_KEPT = 4096
+
+
+def _shared(masking: frozenset[str]) -> frozenset[str]:
+    """One set for equal maskings, across positions and tables (they are immutable): a
+    deck's positions hold a few distinct ones, and a set each was a tenth of a table's
+    memory. Bounded: emptied when full (the sets already shared stay shared)."""
+    found = _MASKINGS.get(masking)
+    if found is None:
+        if len(_MASKINGS) >= _MASKINGS_KEPT:
+            _MASKINGS.clear()
+        found = _MASKINGS[masking] = masking
+    return found
+
+
 def _set_cards(
     decks: tuple[DeckState, ...],
     changes: Iterable[tuple[int, int, MaskedCard | CardJson, frozenset[str]]],
 ) -> tuple[DeckState, ...]:
     """``decks`` with new cards and maskings at some ``(deck, position, card, masking)``; each
-    deck touched is copied once, not once per card."""
+    deck touched is copied once, not once per card. Equal maskings share one set
+    (:func:`_shared`)."""
     cards: dict[int, tuple[dict[int, MaskedCard | CardJson], list[frozenset[str]]]] = {}
     for d, i, card, masking in changes:
         if d not in cards:
             cards[d] = ({}, list(decks[d].masking))
         cards[d][0][i] = card
-        cards[d][1][i] = masking
+        cards[d][1][i] = _shared(masking)
     out = list(decks)
     for d, (masked, maskings) in cards.items():
         deck = out[d]

@@ -15,9 +15,9 @@ from cardroom_engine.kit import state
 from cardroom_mentalpoker import (
     GENESIS_HASH,
     MACAUA_CARDS,
+    CardKeys,
     DealLayout,
     MaskedCard,
-    PublicKeys,
     plain_state_hash,
     standard_deal,
     state_hash,
@@ -209,7 +209,9 @@ class DeckState(NamedTuple):
     """The open cards it was made of (what an audit must find again)."""
     masked: Sequence[MaskedCard]
     """A tuple, or :class:`MaskedCards` (parsed when read) after a shuffle or mask step."""
-    keys: Mapping[str, PublicKeys] = _NOTHING
+    keys: Mapping[str, CardKeys] = _NOTHING
+    """Each player's commitments for this deck (their proofs, checked by decide, stay in
+    the log)."""
     masking: tuple[frozenset[str], ...] = ()
     """Per position: the players whose key is still on the card (after the mask phase)."""
 
