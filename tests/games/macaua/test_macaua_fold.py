@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from cardroom_engine import Table
 from cardroom_games.macaua import GAME
-from cardroom_games.macaua.state import genesis_hash
+from cardroom_games.macaua.bots import RandomMacauaBot
+from cardroom_games.macaua.state import DeckState, MacauaState, genesis_hash
 from cardroom_games.macaua.state import next_hash as _next_hash
 from cardroom_mentalpoker import GENESIS_HASH, GROUP_ORDER, CardKeys, state_hash
 from cardroom_wire import ErrorCode
@@ -186,3 +187,28 @@ def test_a_table_keeps_no_proofs_and_one_set_per_masking() -> None:
     for deck in loaded.decks:
         assert all(type(k) is CardKeys for k in deck.keys.values())
         assert len({id(m) for m in deck.masking}) == len(set(deck.masking))
+
+
+def test_a_deck_every_position_of_which_is_open_keeps_no_commitments() -> None:
+    """Once every card of a deck is open (a reshuffled deck played out), nothing is checked
+    against its commitments again: the table drops them, and the audit at the end still
+    opens every deck. The keys are random, so is the deal: games are played until one plays
+    a deck out and ends audited (about half of them do)."""
+
+    def played_out(s: MacauaState) -> list[DeckState]:
+        return [d for d in s.decks[:-1] if d.masking and not any(d.masking)]
+
+    for seed in range(30):
+        h = Harness(2, {}, seed=seed, bot=RandomMacauaBot)
+        h.run(lambda s: bool(played_out(s)), limit=1_000_000)
+        old = played_out(h.game)
+        if not old:
+            continue
+        assert all(not d.keys for d in old)
+        assert all(d.keys for d in h.game.decks if any(d.masking))
+        h.finish()
+        if h.game.audit is not None:
+            assert h.game.audit["ok"], h.game.audit
+            assert h.game.result == "won"
+            return
+    pytest.fail("no game in 30 played a deck out and ended audited")

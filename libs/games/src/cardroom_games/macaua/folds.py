@@ -8,6 +8,7 @@ are read (:class:`~.state.MaskedCards`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from types import MappingProxyType
 from typing import Any, Protocol, cast
 
 from cardroom_engine import Event
@@ -395,7 +396,18 @@ def _set_cards(
     out = list(decks)
     for d, (masked, maskings) in cards.items():
         deck = out[d]
-        out[d] = deck._replace(
-            masked=MaskedCards.replacing(deck.masked, masked), masking=tuple(maskings)
-        )
+        if any(maskings):
+            out[d] = deck._replace(
+                masked=MaskedCards.replacing(deck.masked, masked), masking=tuple(maskings)
+            )
+        else:
+            # Every position is open: no step, reveal or play will be checked against the
+            # players' commitments for this deck again (the audit opens it with its open
+            # cards alone), so the table stops holding them: they were most of what a long
+            # game's old decks kept.
+            out[d] = deck._replace(
+                masked=MaskedCards.replacing(deck.masked, masked),
+                masking=tuple(maskings),
+                keys=MappingProxyType({}),
+            )
     return tuple(out)
