@@ -11,11 +11,16 @@ PostgreSQL, writing the very same events.
   benchmark's own whose JetStream fsyncs every write (``sync_interval: always``, as in
   deploy/nats/nats.conf). The bots play in this process, or in ``BENCH_TP_BOT_PROCS``
   processes (default 1, 2 from 500 tables: a thousand tables' bots are more than one event
-  loop keeps up with), started before the clock. Counted as the peer is: every event
-  committed until the bots stopped, over the time from the first event's commit to the moment
-  every one of them was also relayed and projected (both read on the database's clock). The
-  games left in play go on after the bots stop once their acks time out (the house plays the
-  away seats); those events are printed, not counted, and the peer does not write them.
+  loop keeps up with), started before the clock. Counted as the peer is: every event of the
+  commands the bots sent until they were stopped (an append whose statement began before
+  the stop, on the database's clock), over the time from the first event's commit to the
+  moment every one of them was also relayed and projected (both read on the database's
+  clock). After the stop the bots' clients take up to nats-py's 30 s drain to close, and
+  meanwhile still acknowledge what arrives, so games follow up at a rate that tapers off;
+  the games left in play go on once their acks time out (the house plays the away seats).
+  Those events are printed, not counted, and the peer does not write them. Until
+  2026-11-27 (second change) the count ran until the clients had closed, so it took in
+  that tail and its 30 s.
   Until 2026-11-27 ours was counted over the 10th-90th percentile window of the commit
   times, stretched by the followers' catch-up, and the peer over its whole wall time (a
   like-for-like count is 10-17% lower for ours); that count is still printed ("window").
@@ -162,6 +167,11 @@ SELECT (SELECT coalesce(max(position), 0) FROM events)
 
 # What the followers must have for the events up to a position: the relay's checkpoint, and
 # each game's version the projector must reach.
+# The events the bots' commands made before they stopped (an append's ``recorded_at`` is its
+# statement's start: a command in flight at the stop counts).
+STOPPED = """
+SELECT coalesce(max(position), 0) FROM events WHERE recorded_at <= $1
+"""
 COUNTED = """
 SELECT stream_id, max(version) AS version FROM events WHERE position <= $1 GROUP BY stream_id
 """
@@ -222,8 +232,14 @@ async def ours(services: Services, setup: Setup) -> Ours:
                 pg0 = await backend_cpu(watcher, dbname)
                 await fleet.start()
                 t0 = time.perf_counter()
+                stopped_at = None
                 if setup.seconds > 0:
                     await asyncio.sleep(setup.seconds)  # the run's length: the tables play on
+                    # the bots stop now: what they sent before this is the load counted. Their
+                    # clients take a while to close (up to nats-py's 30 s drain), and
+                    # meanwhile they still acknowledge what arrives and games follow up on
+                    # it, at a rate that tapers off: not the load measured.
+                    stopped_at = await watcher.fetchval("SELECT clock_timestamp()")
                 # a timed run ends its tables at once (a long game's tail would be a load
                 # that tapers off); one game each is played to its end
                 played = await fleet.finish(drain=setup.seconds <= 0)
@@ -239,9 +255,12 @@ async def ours(services: Services, setup: Setup) -> Ours:
                 # the last of those games did.
                 follower = await asyncpg.connect(asyncpg_dsn(url))
                 try:
-                    last = int(
+                    closed = int(
                         await follower.fetchval("SELECT coalesce(max(position), 0) FROM events")
                     )
+                    last = closed
+                    if stopped_at is not None:
+                        last = int(await follower.fetchval(STOPPED, stopped_at))
                     versions = {
                         r["stream_id"]: r["version"] for r in await follower.fetch(COUNTED, last)
                     }
