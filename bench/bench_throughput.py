@@ -581,7 +581,8 @@ async def main() -> None:
                 "           CPU ms per event: "
                 + ", ".join(f"{k} {v:.1f}" for k, v in per_k.items())
                 + f"; ours {1000 * sum(o.cpu.values()) / o.events:.1f}, "
-                f"peer {1000 * peer_cpu / o.events:.1f}"
+                f"peer {1000 * peer_cpu / o.events:.1f} (default), "
+                f"{1000 * fast_cpu / o.events:.1f} (fastest)"
             )
     ratios = [o.rate * fast_s / o.events for o, _, _, fast_s, _ in measured]
     default_ratios = [o.rate * peer_s / o.events for o, peer_s, _, _, _ in measured]
