@@ -15,12 +15,12 @@ PostgreSQL, writing the very same events.
   commands the bots sent until they were stopped (an append whose statement began before
   the stop, on the database's clock), over the time from the first event's commit to the
   moment every one of them was also relayed and projected (both read on the database's
-  clock). After the stop the bots' clients take up to nats-py's 30 s drain to close, and
-  meanwhile still acknowledge what arrives, so games follow up at a rate that tapers off;
-  the games left in play go on once their acks time out (the house plays the away seats).
-  Those events are printed, not counted, and the peer does not write them. Until
-  2026-11-27 (second change) the count ran until the clients had closed, so it took in
-  that tail and its 30 s.
+  clock). After the stop the bots' clients, until they have closed (the stop waits up to
+  30 s for them), still acknowledge what arrives, so games follow up at a rate that tapers
+  off; the games left in play go on once their acks time out (the house plays the away
+  seats). Those events are printed, not counted, and the peer does not write them. Until
+  2026-11-27 (second change) the count ran until the stop had returned, so it took in that
+  tail and its time (30 s in every round of that day).
   Until 2026-11-27 ours was counted over the 10th-90th percentile window of the commit
   times, stretched by the followers' catch-up, and the peer over its whole wall time (a
   like-for-like count is 10-17% lower for ours); that count is still printed ("window").
@@ -235,10 +235,10 @@ async def ours(services: Services, setup: Setup) -> Ours:
                 stopped_at = None
                 if setup.seconds > 0:
                     await asyncio.sleep(setup.seconds)  # the run's length: the tables play on
-                    # the bots stop now: what they sent before this is the load counted. Their
-                    # clients take a while to close (up to nats-py's 30 s drain), and
-                    # meanwhile they still acknowledge what arrives and games follow up on
-                    # it, at a rate that tapers off: not the load measured.
+                    # the bots stop now: what they sent before this is the load counted. Until
+                    # their clients have closed (up to 30 s) they still acknowledge what
+                    # arrives and games follow up on it, at a rate that tapers off: not the
+                    # load measured.
                     stopped_at = await watcher.fetchval("SELECT clock_timestamp()")
                 # a timed run ends its tables at once (a long game's tail would be a load
                 # that tapers off); one game each is played to its end
