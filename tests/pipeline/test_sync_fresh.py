@@ -1,7 +1,8 @@
 """A sync never answers from an older state than what the player was already sent.
 
 The gamemaster tells players at once; the projector, which answers syncs, follows the event
-stream a moment later. Here it hears of nothing more at all (the relay is killed mid-game),
+stream a moment later. Here it hears of nothing more at all (the relay is killed once the
+game has started, before any move),
 so every sync after the game ended comes before the projector learnt of the end: it must
 still answer with the finished game, as recent as the notifications the players hold."""
 
@@ -19,6 +20,9 @@ async def test_the_first_sync_after_the_end_is_not_older_than_the_game_over(
 ) -> None:
     stack = process_stack
     players: list[tuple[BotPlayer, Recorder]] = []
+    # the bots make no move until the relay is dead: a game that went on meanwhile could be
+    # over, and wholly relayed and projected, before the kill
+    go = asyncio.Event()
     for name in ("sa", "sb"):
         bot = BotPlayer(await stack.client(name))
         rec = Recorder()
@@ -27,15 +31,20 @@ async def test_the_first_sync_after_the_end_is_not_older_than_the_game_over(
             await rec(note)
             await bot._observe(note)
 
-        bot.client.on_notification(handler, after_ack=bot._act)
+        async def act(note: Notification, bot: BotPlayer = bot) -> None:
+            await go.wait()
+            await bot._act(note)
+
+        bot.client.on_notification(handler, after_ack=act)
         players.append((bot, rec))
     game = await players[0][0].client.create("highcard", {"rounds": 3}, seats=2)
     for bot, _ in players:
         bot.watch(game, "highcard")
     await players[1][0].client.join(game)
-    await wait_until(lambda: all(len(rec.seen.get(game, [])) >= 3 for _, rec in players))
+    await wait_until(lambda: all(rec.seen.get(game) for _, rec in players))  # it started
     await projected(stack.store, game)  # the views exist
     stack.processes["relay"].kill()  # from now on the projector hears of nothing
+    go.set()
     async with asyncio.timeout(120):
         await asyncio.gather(*(bot.finished[game].wait() for bot, _ in players))
     assert await stack.store.checkpoint(f"projector:{game}") < await stack.store.stream_version(
