@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import secrets
@@ -56,10 +57,21 @@ async def test_a_player_can_play(secure_nats: SecureNats, stub_service: StubServ
     await alice.nc.subscribe(s.public_all, cb=alice.on_message)
     await alice.nc.flush()
     service = stub_service.player.nc
-    await service.publish(s.player("alice", "g1"), b"for alice")
-    await service.publish(s.public("g1"), b"for everyone")
-    await _eventually(lambda: len(alice.received) == 2)
-    assert sorted(m.data for m in alice.received) == [b"for alice", b"for everyone"]
+    wanted = {s.player("alice", "g1"): b"for alice", s.public("g1"): b"for everyone"}
+
+    def got() -> set[bytes]:
+        return {m.data for m in alice.received}
+
+    # alice's interest can reach the service's side a moment after her flush (a message
+    # published before it is dropped, once in CI): what has not arrived is sent again
+    for _ in range(10):
+        for subject, data in wanted.items():
+            if data not in got():
+                await service.publish(subject, data)
+        with contextlib.suppress(AssertionError):
+            await _eventually(lambda: got() >= set(wanted.values()), timeout=0.5)
+            break
+    assert got() == set(wanted.values())
     assert alice.violations() == []
 
 
