@@ -8,7 +8,6 @@ are read (:class:`~.state.MaskedCards`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from types import MappingProxyType
 from typing import Any, Protocol, cast
 
 from cardroom_engine import Event
@@ -24,6 +23,7 @@ from cardroom_mentalpoker import (
 
 from .cards import play_challenge, rank
 from .state import (
+    _NOTHING,
     ABORTED,
     AUDIT,
     AUDIT_WITHHELD,
@@ -396,18 +396,11 @@ def _set_cards(
     out = list(decks)
     for d, (masked, maskings) in cards.items():
         deck = out[d]
-        if any(maskings):
-            out[d] = deck._replace(
-                masked=MaskedCards.replacing(deck.masked, masked), masking=tuple(maskings)
-            )
-        else:
-            # Every position is open: no step, reveal or play will be checked against the
-            # players' commitments for this deck again (the audit opens it with its open
-            # cards alone), so the table stops holding them: they were most of what a long
-            # game's old decks kept.
-            out[d] = deck._replace(
-                masked=MaskedCards.replacing(deck.masked, masked),
-                masking=tuple(maskings),
-                keys=MappingProxyType({}),
-            )
+        # Every position open: no step, reveal or play will be checked against the players'
+        # commitments for this deck again (the audit opens it with its open cards alone), so
+        # the table stops holding them: they were most of what a long game's old decks kept.
+        keys = deck.keys if any(maskings) else _NOTHING
+        out[d] = deck._replace(
+            masked=MaskedCards.replacing(deck.masked, masked), masking=tuple(maskings), keys=keys
+        )
     return tuple(out)
