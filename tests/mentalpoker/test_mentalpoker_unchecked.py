@@ -8,6 +8,7 @@ import json
 
 import pytest
 from cardroom_mentalpoker import (
+    CardKeys,
     DleqProof,
     DlogProof,
     EncodingError,
@@ -18,7 +19,9 @@ from cardroom_mentalpoker import (
     Scalar,
     ShuffleOpening,
     ShuffleStepProof,
+    add_key,
     canonical_json,
+    card_point,
     deck_from_json,
     deck_from_json_unchecked,
     deck_to_json,
@@ -27,10 +30,13 @@ from cardroom_mentalpoker import (
     open_deck,
     plain_state_hash,
     proof_context,
+    random_scalar,
+    remask,
     shuffle_step,
     sign_move,
     state_hash,
 )
+from cardroom_mentalpoker.group import PackedPoints
 from nacl.signing import SigningKey
 
 SMALL_ORDER = "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"
@@ -123,3 +129,26 @@ def test_plain_state_hash_of_a_signed_move_read_back() -> None:
     stored = _wire({"prev": "1" * 64, "move": signed.to_json()})
     assert canonical_json(stored) == canonical_json({"prev": "1" * 64, "move": signed})
     assert plain_state_hash(stored) == state_hash({"prev": "1" * 64, "move": signed.to_json()})
+
+
+def test_packed_points_are_the_tuple_of_their_points() -> None:
+    """A table keeps accepted commitments packed as bytes (``CardKeys.from_json_unchecked``)
+    and masked cards as the bytes of their points: read back, they are the same values."""
+    keys = PlayerSecrets.generate(5).public_keys(context=b"ctx")
+    packed = CardKeys.from_json_unchecked(_wire(keys.to_json()))
+    assert isinstance(packed.cards, PackedPoints)
+    assert len(packed.cards) == 5
+    assert packed.cards == keys.cards
+    assert keys.cards == packed.cards
+    assert list(packed.cards) == list(keys.cards)
+    assert packed.cards[-1] == keys.cards[-1]
+    assert packed.cards[1:3] == keys.cards[1:3]
+    assert hash(packed.cards) == hash(keys.cards)
+    assert packed.cards != keys.cards[:4]
+    with pytest.raises(IndexError):
+        packed.cards[5]
+    with pytest.raises(EncodingError):
+        PackedPoints(bytes(33))
+    card = remask(add_key(MaskedCard.open(card_point("AS")), random_scalar()))
+    data = card.epk.value + card.msg.value + card.pk.value
+    assert MaskedCard.from_bytes_unchecked(data) == card

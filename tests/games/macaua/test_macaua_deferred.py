@@ -161,6 +161,10 @@ def _check_cards(events: list[Event], states: list[TableState]) -> int:
             continue
         assert len(state.game.decks) == len(decks)
         for deck, want in zip(state.game.decks, decks, strict=True):
+            if deck.settled:  # played out: only its size is kept, found whole then
+                assert all(card.is_open for card in want)
+                assert len(want) == deck.settled == deck.size
+                continue
             masked = deck.masked
             assert len(masked) == len(want)
             if isinstance(masked, MaskedCards):

@@ -189,14 +189,15 @@ def test_a_table_keeps_no_proofs_and_one_set_per_masking() -> None:
         assert len({id(m) for m in deck.masking}) == len(set(deck.masking))
 
 
-def test_a_deck_every_position_of_which_is_open_keeps_no_commitments() -> None:
+def test_a_deck_every_position_of_which_is_open_keeps_only_its_size() -> None:
     """Once every card of a deck is open (a reshuffled deck played out), nothing is checked
-    against its commitments again: the table drops them, and the audit at the end still
-    opens every deck. The keys are random, so is the deal: games are played until one plays
-    a deck out and ends audited (about half of them do)."""
+    against its commitments or opened again: the table keeps only its size (the deck found
+    whole as the last card opened), and the audit at the end still passes. The keys are
+    random, so is the deal: games are played until one plays a deck out and ends audited
+    (about half of them do)."""
 
     def played_out(s: MacauaState) -> list[DeckState]:
-        return [d for d in s.decks[:-1] if d.masking and not any(d.masking)]
+        return [d for d in s.decks[:-1] if d.settled]
 
     for seed in range(30):
         h = Harness(2, {}, seed=seed, bot=RandomMacauaBot)
@@ -204,7 +205,7 @@ def test_a_deck_every_position_of_which_is_open_keeps_no_commitments() -> None:
         old = played_out(h.game)
         if not old:
             continue
-        assert all(not d.keys for d in old)
+        assert all(not (d.cards or d.keys or d.masked or d.masking) for d in old)
         assert all(d.keys for d in h.game.decks if any(d.masking))
         h.finish()
         if h.game.audit is not None:
@@ -212,3 +213,42 @@ def test_a_deck_every_position_of_which_is_open_keeps_no_commitments() -> None:
             assert h.game.result == "won"
             return
     pytest.fail("no game in 30 played a deck out and ended audited")
+
+
+def test_a_key_no_longer_on_a_card_is_refused_where_its_commitment_is_gone() -> None:
+    """A table drops a player's commitments for a deck once its key is on none of the
+    deck's cards. A move that still publishes a key for such a position (here an audit
+    naming every position of a played-out deck) is refused with a clear code and changes
+    nothing; it used to fail looking up the dropped commitment."""
+
+    def played_out(s: MacauaState) -> list[int]:
+        return [d for d, deck in enumerate(s.decks[:-1]) if deck.settled]
+
+    for seed in range(30):
+        h = Harness(2, {}, seed=seed, bot=RandomMacauaBot)
+        h.run(lambda s: bool(played_out(s)) and s.phase == "audit", limit=1_000_000)
+        if h.game.phase != "audit" or not played_out(h.game):
+            continue
+        player = h.game.waiting[0]
+        honest = h.bot_command(player)["move"]
+        old = played_out(h.game)[0]
+        stale = [{"deck": old, "position": i, "key": "01" + "00" * 31} for i in range(3)]
+        forged = h.bots[player].sign(h.gview(player), {**honest, "keys": stale})
+        assert h.refused(player, forged) == ErrorCode.BAD_REQUEST
+        for deck in h.game.decks:
+            held = set().union(*deck.masking) if deck.masking else set(deck.keys)
+            assert set(deck.keys) == held  # no commitments kept for a player off the deck
+        h.send(player, h.bot_command(player))  # its honest audit is still taken
+        return
+    pytest.fail("no game in 30 reached its audit with a deck played out")
+
+
+def test_tables_of_one_config_share_its_parsed_object() -> None:
+    """Equal immutable configs are one object across tables (a parsed config costs a table
+    about 1.5 KiB); a different config is its own."""
+    one, two = Harness(2, {}, seed=1), Harness(2, {}, seed=2)
+    other = Harness(2, {"hand_size": 4}, seed=3)
+    assert one.game.config == two.game.config
+    assert one.game.config is two.game.config
+    assert other.game.config is not one.game.config
+    assert other.game.config.hand_size == 4

@@ -89,6 +89,19 @@ def without(items: tuple[T, ...], item: T) -> tuple[T, ...]:
     return tuple(kept)
 
 
+def interned(cache: dict[T, T], value: T, kept: int = 4096) -> T:
+    """The one object ``cache`` holds equal to ``value`` (``value`` itself when it is the
+    first): for the small immutable values a state repeats across positions and tables (a
+    position, a set of players, a config), so that each is stored once. Bounded: emptied
+    when it holds ``kept`` (the values shared already stay shared)."""
+    found = cache.get(value)
+    if found is None:
+        if len(cache) >= kept:
+            cache.clear()
+        found = cache[value] = value
+    return found
+
+
 class Handlers(Generic[F]):
     """Functions by the ``type`` they handle, declared with :meth:`on`."""
 

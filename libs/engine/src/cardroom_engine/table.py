@@ -38,6 +38,7 @@ from cardroom_wire import ErrorCode, check_id, check_seat_key
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .game import NEW_TABLE, Command, Event, Game, Message, Outcome, Rejection, rejection_of
+from .kit import interned
 
 TABLE_PREFIX = "table."
 CREATED = "table.created"
@@ -494,7 +495,7 @@ class Table:
             return replace(state, seats=(*state.seats, player), version=version)
         if kind == STARTED:
             seats = tuple(event["seats"])
-            config = self.game.config_model.model_validate(state.config)
+            config = _shared_config(self.game.config_model.model_validate(state.config))
             game = self.game.setup(config, seats)
             # a game that signs or hashes its moves binds them to this table
             game = self.game.bind_table(game, state.game_id)
@@ -634,3 +635,16 @@ class Table:
         except ValidationError as exc:
             raise rejection_of(exc, ErrorCode.BAD_CONFIG, default="config") from None
         return model.model_dump(mode="json")
+
+
+_CONFIGS: dict[BaseModel, BaseModel] = {}
+
+
+def _shared_config(config: BaseModel) -> BaseModel:
+    """One object for equal immutable configs, across tables: most tables of a game share a
+    few configs, and a parsed model costs a table 1-2 KiB of a game's memory. A config that
+    is not immutable (unhashable) is its own."""
+    try:
+        return interned(_CONFIGS, config, kept=1024)
+    except TypeError:
+        return config

@@ -24,6 +24,7 @@ from typing import Any
 
 from .group import (
     EncodingError,
+    PackedPoints,
     Point,
     Scalar,
     VerificationError,
@@ -61,7 +62,8 @@ class CardKeys:
     most of a game's memory."""
 
     shuffle: Point
-    cards: tuple[Point, ...]
+    cards: Sequence[Point]
+    """A tuple, or :class:`PackedPoints` when read back from accepted keys."""
 
     @property
     def deck_size(self) -> int:
@@ -74,7 +76,7 @@ class CardKeys:
         never for a command."""
         return cls(
             _point_from_hex_unchecked(data["shuffle"]),
-            tuple(map(_point_from_hex_unchecked, data["cards"])),
+            PackedPoints.from_hex_unchecked(data["cards"]),
         )
 
 

@@ -39,6 +39,7 @@ from .group import (
     Point,
     Scalar,
     _point_from_hex_unchecked,
+    _point_unchecked,
     identity,
     mul_base,
     random_scalar,
@@ -103,6 +104,16 @@ class MaskedCard:
         _set_epk(card, _point_from_hex_unchecked(data["epk"]))
         _set_msg(card, _point_from_hex_unchecked(data["msg"]))
         _set_pk(card, _point_from_hex_unchecked(data["pk"]))
+        return card
+
+    @classmethod
+    def from_bytes_unchecked(cls, data: bytes) -> MaskedCard:
+        """The card whose points' encodings are ``data`` (``epk``, ``msg``, ``pk``, 32 bytes
+        each), accepted before: not checked again, as :meth:`from_json_unchecked`."""
+        card = _new(cls)
+        _set_epk(card, _point_unchecked(data[:32]))
+        _set_msg(card, _point_unchecked(data[32:64]))
+        _set_pk(card, _point_unchecked(data[64:96]))
         return card
 
 

@@ -38,6 +38,8 @@ def audit_decks(state: MacauaState, withheld: Sequence[str] = ()) -> dict[str, A
     ok = True
     tampered = False
     for d, deck in enumerate(state.decks):
+        # (a settled deck was found whole as its last card opened: it keeps no cards to
+        # open, and none to find, so it is reported whole)
         found: list[str | None] = []
         sealed = 0
         for i, card in enumerate(deck.masked):

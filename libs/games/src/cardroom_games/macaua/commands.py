@@ -261,7 +261,7 @@ def decide_reveal(state: MacauaState, actor: str, signed: SignedMove) -> list[Ev
     opened = []
     for pos, key in sorted(keys.items()):
         card = state.decks[pos[0]].masked[pos[1]]
-        if actor not in state.decks[pos[0]].masking[pos[1]] or card.is_open:
+        if card.is_open:  # (_published refused a position without the actor's key)
             raise Rejection(ErrorCode.BAD_REQUEST, "that key was already published")
         opened.append([pos[0], pos[1], partial_unmask(card, key).to_json()])
     events: list[Event] = [
@@ -366,12 +366,20 @@ def _published(
             inputs.integer(item.get("deck"), "deck"),
             inputs.integer(item.get("position"), "position"),
         )
-        if not 0 <= pos[0] < len(state.decks) or not 0 <= pos[1] < len(state.decks[pos[0]].cards):
+        if not 0 <= pos[0] < len(state.decks) or not 0 <= pos[1] < state.decks[pos[0]].size:
             raise Rejection(ErrorCode.BAD_REQUEST, f"no position {pos[1]} in deck {pos[0]}")
         if pos in out:
             raise Rejection(ErrorCode.BAD_REQUEST, "a position is given twice")
+        deck = state.decks[pos[0]]
+        # only a key still on the card is published (the table keeps no commitment for one
+        # that is not: see the folds' _set_cards)
+        if pos[1] >= len(deck.masking) or actor not in deck.masking[pos[1]]:
+            raise Rejection(
+                ErrorCode.BAD_REQUEST,
+                f"your key is not on position {pos[1]} of deck {pos[0]} (published already)",
+            )
         key = Scalar.from_hex(item.get("key"))
-        if not key_matches(key, state.decks[pos[0]].keys[actor].cards[pos[1]]):
+        if not key_matches(key, deck.keys[actor].cards[pos[1]]):
             raise Rejection(
                 BAD_KEY,
                 f"your key for position {pos[1]} of deck {pos[0]} does not match your commitment",

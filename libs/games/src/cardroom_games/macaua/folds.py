@@ -7,11 +7,12 @@ are read (:class:`~.state.MaskedCards`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Protocol, cast
 
 from cardroom_engine import Event
-from cardroom_engine.kit import Folds
+from cardroom_engine.kit import Folds, interned
 from cardroom_mentalpoker import (
     MACAUA_CARDS,
     CardKeys,
@@ -47,6 +48,7 @@ from .state import (
     MaskedCards,
     PendingShuffle,
     Phase,
+    Pos,
     chained,
     deal_layout,
     genesis_hash,
@@ -75,10 +77,12 @@ def evolve(state: MacauaState, event: Event) -> MacauaState:
 
 
 _OPEN: dict[str, MaskedCard] = {c: MaskedCard.open(card_point(c)) for c in MACAUA_CARDS}
+"""Every card face up (immutable: shared by every deck it is played in)."""
+_OPEN_CODE: dict[int, str] = {id(card): code for code, card in _OPEN.items()}
+"""The code of each shared open card, by identity (they live as long as the module)."""
 _CODE: dict[str, str] = {c: c for c in MACAUA_CARDS}
 """Each card's code as one string, whatever event it came in: a table's decks and discard
 pile hold hundreds of codes, and a string each from the events' JSON adds up."""
-"""Every card face up (immutable: shared by every deck it is played in)."""
 _OPEN_DECK = open_deck()
 
 
@@ -116,7 +120,7 @@ def on_shuffle(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     if "argument" in move:
         # complete in one command, checked by decide: its cards are all evolve needs (the
         # argument is never parsed again)
-        deck = state.decks[-1]._replace(masked=MaskedCards(move["cards"]))
+        deck = state.decks[-1]._replace(masked=MaskedCards.from_json(move["cards"]))
         return _advance(state, "mask", **head, decks=(*state.decks[:-1], deck))
     pending = PendingShuffle(
         player=event["player"],
@@ -140,13 +144,13 @@ def _shuffle_progress(state: MacauaState, pending: PendingShuffle, **head: Any) 
     if len(pending.openings) < pending.rounds:
         return state._replace(**head, pending=pending)
     # the shuffle's proof verified in decide: only its cards matter from now on
-    deck = state.decks[-1]._replace(masked=MaskedCards(pending.move["cards"]))
+    deck = state.decks[-1]._replace(masked=MaskedCards.from_json(pending.move["cards"]))
     return _advance(state, "mask", **head, pending=None, decks=(*state.decks[:-1], deck))
 
 
 @FOLDS.on(MASK)
 def on_mask(state: MacauaState, event: Event, **head: Any) -> MacauaState:
-    cards = MaskedCards(event["signed"]["move"]["cards"])  # decide checked them
+    cards = MaskedCards.from_json(event["signed"]["move"]["cards"])  # decide checked them
     deck = state.decks[-1]
     if state.waiting[1:]:
         decks = (*state.decks[:-1], deck._replace(masked=cards))
@@ -156,7 +160,7 @@ def on_mask(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     decks = (*state.decks[:-1], deck)
     if state.deck_no == 0:
         layout = deal_layout(state)
-        hands = {p: tuple((0, i) for i in layout.hands[s]) for s, p in enumerate(state.seats)}
+        hands = {p: tuple(_pos(0, i) for i in layout.hands[s]) for s, p in enumerate(state.seats)}
         need = {
             p: tuple(
                 sorted([pos for q, h in hands.items() if q != p for pos in h] + [(0, layout.top)])
@@ -260,7 +264,7 @@ def on_draw(state: MacauaState, event: Event, **head: Any) -> MacauaState:
 @FOLDS.on(DRAW_ASSIGNED)
 def on_draw_assigned(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     deck = event["deck"]
-    positions = tuple((deck, i) for i in event["positions"])
+    positions = tuple(_pos(deck, i) for i in event["positions"])
     drawer = event["player"]
     seat = state.seats.index(drawer)
     others = tuple(state.seats[(seat + k) % len(state.seats)] for k in range(1, len(state.seats)))
@@ -364,20 +368,24 @@ def _end_turn(state: MacauaState, **changes: Any) -> MacauaState:
     )
 
 
+_POSITIONS: dict[Pos, Pos] = {}
 _MASKINGS: dict[frozenset[str], frozenset[str]] = {}
-_MASKINGS_KEPT = 4096
+
+
+def _pos(deck: int, position: int) -> Pos:
+    """One tuple for a position, across tables (a hand holds its positions, and a tuple
+    each adds up over a table's hands, draws and demands): at most a few thousand exist."""
+    return interned(_POSITIONS, (deck, position))
 
 
 def _shared(masking: frozenset[str]) -> frozenset[str]:
     """One set for equal maskings, across positions and tables (they are immutable): a
     deck's positions hold a few distinct ones, and a set each was a tenth of a table's
-    memory. Bounded: emptied when full (the sets already shared stay shared)."""
-    found = _MASKINGS.get(masking)
-    if found is None:
-        if len(_MASKINGS) >= _MASKINGS_KEPT:
-            _MASKINGS.clear()
-        found = _MASKINGS[masking] = masking
-    return found
+    memory."""
+    return interned(_MASKINGS, masking)
+
+
+_NOBODY: frozenset[str] = frozenset()
 
 
 def _set_cards(
@@ -396,11 +404,27 @@ def _set_cards(
     out = list(decks)
     for d, (masked, maskings) in cards.items():
         deck = out[d]
-        # Every position open: no step, reveal or play will be checked against the players'
-        # commitments for this deck again (the audit opens it with its open cards alone), so
-        # the table stops holding them: they were most of what a long game's old decks kept.
-        keys = deck.keys if any(maskings) else _NOTHING
-        out[d] = deck._replace(
-            masked=MaskedCards.replacing(deck.masked, masked), masking=tuple(maskings), keys=keys
-        )
+        # A player's commitments for a deck are checked only against the keys it publishes,
+        # and it publishes only keys still on a card (decide refuses any other): once its
+        # key is on no position of the deck, the table stops holding them (every player's,
+        # once every card is open). They were most of what a long game's old decks kept.
+        held = _NOBODY.union(*set(maskings))
+        cards_now = MaskedCards.replacing(deck.masked, masked)
+        if not held and _whole(cards_now, deck.cards):
+            out[d] = DeckState((), (), settled=len(deck.cards))
+            continue
+        keys = deck.keys
+        if len(held) < len(keys):
+            keys = {p: k for p, k in keys.items() if p in held} if held else _NOTHING
+        out[d] = deck._replace(masked=cards_now, masking=tuple(maskings), keys=keys)
     return tuple(out)
+
+
+def _whole(masked: MaskedCards, cards: tuple[str, ...]) -> bool:
+    """Whether the open cards of a deck are exactly the cards it was made of."""
+    found = [_OPEN_CODE.get(id(card)) or _decoded(card) for card in masked]
+    return None not in found and Counter(found) == Counter(cards)
+
+
+def _decoded(card: MaskedCard) -> str | None:
+    return decode_card(card.msg) if card.is_open else None

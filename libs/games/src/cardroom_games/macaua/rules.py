@@ -232,7 +232,7 @@ class Macaua(GameRules[MacauaState]):
             "seq": state.seq,
             "hash": state.hash,
             "deck": state.deck_no,
-            "deck_sizes": [len(d.cards) for d in state.decks],
+            "deck_sizes": [d.size for d in state.decks],
             "shuffle_proof": state.config.shuffle_proof,
             "shuffle_rounds": state.config.shuffle_rounds,
             "waiting": list(state.waiting),
