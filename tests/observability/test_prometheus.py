@@ -134,6 +134,11 @@ def _ready(prom: Prometheus) -> bool:
         return False
 
 
+async def _paid(host: Host, games: list[str]) -> bool:
+    """Whether every notification of ``games`` has been acknowledged (nothing owed)."""
+    return all([not await host.store.pending(game) for game in games])
+
+
 async def test_prometheus_scrapes_what_was_played(
     host: Host, nats_url: str, prometheus: Callable[[int], Prometheus]
 ) -> None:
@@ -159,6 +164,9 @@ async def test_prometheus_scrapes_what_was_played(
             await asyncio.gather(
                 *(b.finished[g].wait() for g in games for b in bots if g in b.finished)
             )
+        # a player sees the game over before it acknowledges it: closing it then could lose
+        # that ack, and the owed acks below would never all be paid
+        await wait_until(lambda: _paid(host, games), timeout=30)
     finally:
         await asyncio.gather(*(b.close() for b in bots), return_exceptions=True)
 
@@ -179,6 +187,7 @@ async def test_prometheus_scrapes_what_was_played(
             return any(n.message["type"] == "GameOver" for n in seen)
 
         await wait_until(over, timeout=60)
+        await wait_until(lambda: _paid(host, [timed]), timeout=30)
     finally:
         await asyncio.gather(ann.client.close(), ben.client.close(), return_exceptions=True)
     house = [r for r in await host.store.read_stream(timed) if r.metadata.get("house")]
