@@ -220,12 +220,15 @@ def test_a_move_the_chain_could_not_hash_is_refused_in_its_command(signer: objec
     assert h.game.seq == before.game.seq + 1
 
 
-def test_masked_cards_behave_as_the_tuple() -> None:
+@pytest.mark.parametrize("make", [MaskedCards, MaskedCards.from_json, MaskedCards.deferred])
+def test_masked_cards_behave_as_the_tuple(make: Callable[[Any], MaskedCards]) -> None:
+    """Packed (as bytes) or deferred (the move's JSON, parsed when read), and once a card of
+    them is replaced."""
     cards = tuple(MaskedCard.open(card_point(c)) for c in ("AS", "2H", "BJ"))
     masked = tuple(remask(add_key(c, random_scalar())) for c in cards)
     # JSON as the store gives it back (jsonb orders keys its own way)
     texts = [{"pk": c.pk.hex(), "msg": c.msg.hex(), "epk": c.epk.hex()} for c in masked]
-    lazy = MaskedCards(texts)
+    lazy = make(texts)
     assert len(lazy) == 3
     assert lazy.json_at(0) == masked[0].to_json()
     assert list(lazy.json_at(0)) == ["epk", "msg", "pk"]
@@ -240,3 +243,4 @@ def test_masked_cards_behave_as_the_tuple() -> None:
     assert tuple(other) == (masked[0], cards[0], masked[2])
     assert tuple(lazy) == masked  # the original is untouched
     assert tuple(MaskedCards.replacing(masked, {0: texts[2]})) == (masked[2], *masked[1:])
+    assert all(isinstance(card, bytes | MaskedCard) for card in other._cards)  # packed now

@@ -120,7 +120,7 @@ def on_shuffle(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     if "argument" in move:
         # complete in one command, checked by decide: its cards are all evolve needs (the
         # argument is never parsed again)
-        deck = state.decks[-1]._replace(masked=MaskedCards.from_json(move["cards"]))
+        deck = state.decks[-1]._replace(masked=MaskedCards.deferred(move["cards"]))
         return _advance(state, "mask", **head, decks=(*state.decks[:-1], deck))
     pending = PendingShuffle(
         player=event["player"],
@@ -144,17 +144,18 @@ def _shuffle_progress(state: MacauaState, pending: PendingShuffle, **head: Any) 
     if len(pending.openings) < pending.rounds:
         return state._replace(**head, pending=pending)
     # the shuffle's proof verified in decide: only its cards matter from now on
-    deck = state.decks[-1]._replace(masked=MaskedCards.from_json(pending.move["cards"]))
+    deck = state.decks[-1]._replace(masked=MaskedCards.deferred(pending.move["cards"]))
     return _advance(state, "mask", **head, pending=None, decks=(*state.decks[:-1], deck))
 
 
 @FOLDS.on(MASK)
 def on_mask(state: MacauaState, event: Event, **head: Any) -> MacauaState:
-    cards = MaskedCards.from_json(event["signed"]["move"]["cards"])  # decide checked them
+    move_cards = event["signed"]["move"]["cards"]  # decide checked them
     deck = state.decks[-1]
-    if state.waiting[1:]:
-        decks = (*state.decks[:-1], deck._replace(masked=cards))
+    if state.waiting[1:]:  # the next player's step replaces these cards whole
+        decks = (*state.decks[:-1], deck._replace(masked=MaskedCards.deferred(move_cards)))
         return state._replace(**head, decks=decks, waiting=state.waiting[1:])
+    cards = MaskedCards.from_json(move_cards)  # the deck's cards from now on
     everyone = frozenset(state.seats)
     deck = deck._replace(masked=cards, masking=(everyone,) * len(deck.cards))
     decks = (*state.decks[:-1], deck)

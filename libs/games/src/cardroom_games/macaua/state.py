@@ -134,24 +134,36 @@ CardJson = Mapping[str, str]
 
 class MaskedCards(Sequence[MaskedCard]):
     """A deck's masked cards, each kept as the 96 bytes of its three points (from the JSON of
-    the accepted move that set it: a shuffle or mask step, a reveal) and made a
+    the accepted move that set it: the last mask step, a reveal) and made a
     :class:`MaskedCard` each time it is read, or as a card itself (an open card, shared by
     every deck). A parsed card with its JSON's strings costs about 400 to 570 bytes against
     129, and a table keeps up to 54 masked cards for each deck in play; a fold reads few of
-    them (the face-up card of the deal). Equal to a tuple of the same cards (the tuple it
-    stands for)."""
+    them (the face-up card of the deal). The cards of a step that the next step replaces
+    whole (every shuffle, every mask step but the last) stay the move's JSON, packed only if
+    a card of them is replaced (:meth:`deferred`). Equal to a tuple of the same cards (the
+    tuple it stands for)."""
 
-    __slots__ = ("_cards",)
+    __slots__ = ("_cards", "_deferred")
 
     def __init__(self, cards: Iterable[MaskedCard | CardJson | bytes]) -> None:
-        self._cards: list[MaskedCard | bytes] = [_packed(card) for card in cards]
+        self._cards: list[MaskedCard | bytes | CardJson] = [_packed(card) for card in cards]
+        self._deferred = False
 
     @classmethod
     def from_json(cls, cards: Iterable[CardJson]) -> MaskedCards:
-        """The cards of an accepted move (a shuffle or mask step): :func:`_packed` of each,
-        in one pass (a fold packs 54 of them a step)."""
+        """The cards of an accepted move, packed (:func:`_packed` of each, in one pass)."""
         new = cls.__new__(cls)
         new._cards = [_fromhex(c["epk"] + c["msg"] + c["pk"]) for c in cards]
+        new._deferred = False
+        return new
+
+    @classmethod
+    def deferred(cls, cards: Iterable[CardJson]) -> MaskedCards:
+        """The cards of an accepted move kept as its JSON (each parsed when read): for a step
+        whose cards the next step replaces whole, so that they are never packed."""
+        new = cls.__new__(cls)
+        new._cards = list(cards)
+        new._deferred = True
         return new
 
     @classmethod
@@ -160,7 +172,13 @@ class MaskedCards(Sequence[MaskedCard]):
     ) -> MaskedCards:
         """``deck`` with the cards at some positions replaced (none of them is parsed)."""
         new = cls.__new__(cls)
-        new._cards = list(deck._cards) if isinstance(deck, MaskedCards) else list(deck)
+        if not isinstance(deck, MaskedCards):
+            new._cards = list(deck)
+        elif deck._deferred:
+            new._cards = [_packed(card) for card in deck._cards]
+        else:
+            new._cards = list(deck._cards)
+        new._deferred = False
         cards = new._cards
         for i, card in changes.items():
             cards[i] = card if isinstance(card, (MaskedCard, bytes)) else _packed(card)
@@ -176,21 +194,22 @@ class MaskedCards(Sequence[MaskedCard]):
     def __getitem__(self, index: int | slice) -> MaskedCard | tuple[MaskedCard, ...]:
         if isinstance(index, slice):
             return tuple(self)[index]
-        card = self._cards[index]
-        if isinstance(card, bytes):
-            return _unpacked(card)
-        return card
+        return _card(self._cards[index])
 
     def __iter__(self) -> Iterator[MaskedCard]:
         for card in self._cards:
-            yield _unpacked(card) if isinstance(card, bytes) else card
+            yield _card(card)
 
     def json_at(self, index: int) -> dict[str, str]:
         """``self[index].to_json()``, without making the card."""
         card = self._cards[index]
+        if isinstance(card, bytes):
+            text = card.hex()
+            return {"epk": text[:64], "msg": text[64:128], "pk": text[128:]}
         if isinstance(card, MaskedCard):
             return card.to_json()
-        return {"epk": card[:32].hex(), "msg": card[32:64].hex(), "pk": card[64:].hex()}
+        # (JSON that decide took in canonical form: what to_json writes, in its key order)
+        return {"epk": card["epk"], "msg": card["msg"], "pk": card["pk"]}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, (tuple, MaskedCards)):
@@ -202,6 +221,14 @@ class MaskedCards(Sequence[MaskedCard]):
 
     def __repr__(self) -> str:
         return f"MaskedCards({tuple(self)!r})"
+
+
+def _card(card: MaskedCard | bytes | CardJson) -> MaskedCard:
+    if isinstance(card, bytes):
+        return _unpacked(card)
+    if isinstance(card, MaskedCard):
+        return card
+    return MaskedCard.from_json_unchecked(card)
 
 
 def _packed(card: MaskedCard | CardJson | bytes) -> MaskedCard | bytes:
