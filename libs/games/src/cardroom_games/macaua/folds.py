@@ -7,7 +7,6 @@ are read (:class:`~.state.MaskedCards`).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from typing import Any, Protocol, cast
 
@@ -187,6 +186,7 @@ def on_reveal(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     player = event["player"]
     decks = _set_cards(
         state.decks,
+        player,
         (
             # decide computed the card, from the published key
             (d, i, card, state.decks[d].masking[i] - {player})
@@ -230,7 +230,7 @@ def on_played(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     player = event["player"]
     nobody: frozenset[str] = frozenset()
     decks = _set_cards(
-        state.decks, ((d, i, _OPEN[card], nobody) for d, i, card, _k in event["cards"])
+        state.decks, player, ((d, i, _OPEN[card], nobody) for d, i, card, _k in event["cards"])
     )
     codes: list[str] = [_CODE.get(card, card) for _d, _i, card, _k in event["cards"]]
     played = {(d, i) for d, i, _c, _k in event["cards"]}
@@ -383,18 +383,18 @@ def _shared(masking: frozenset[str]) -> frozenset[str]:
     """One set for equal maskings, across positions and tables (they are immutable): a
     deck's positions hold a few distinct ones, and a set each was a tenth of a table's
     memory."""
-    return interned(_MASKINGS, masking)
-
-
-_NOBODY: frozenset[str] = frozenset()
+    found = _MASKINGS.get(masking)  # (most are: without a call)
+    return found if found is not None else interned(_MASKINGS, masking)
 
 
 def _set_cards(
     decks: tuple[DeckState, ...],
+    player: str,
     changes: Iterable[tuple[int, int, MaskedCard | CardJson, frozenset[str]]],
 ) -> tuple[DeckState, ...]:
-    """``decks`` with new cards and maskings at some ``(deck, position, card, masking)``; each
-    deck touched is copied once, not once per card. Equal maskings share one set
+    """``decks`` with new cards and maskings at some ``(deck, position, card, masking)``, where
+    ``player`` took its key off those cards (a reveal, a play: the only way a key leaves a
+    card); each deck touched is copied once, not once per card. Equal maskings share one set
     (:func:`_shared`)."""
     cards: dict[int, tuple[dict[int, MaskedCard | CardJson], list[frozenset[str]]]] = {}
     for d, i, card, masking in changes:
@@ -409,22 +409,28 @@ def _set_cards(
         # and it publishes only keys still on a card (decide refuses any other): once its
         # key is on no position of the deck, the table stops holding them (every player's,
         # once every card is open). They were most of what a long game's old decks kept.
-        held = _NOBODY.union(*set(maskings))
+        # (so the keys kept are those of the players still on a card: only ``player`` can
+        # have left the deck now)
         cards_now = MaskedCards.replacing(deck.masked, masked)
-        if not held and _whole(cards_now, deck.cards):
+        if not any(maskings) and _whole(cards_now, deck.cards):
             out[d] = DeckState((), (), settled=len(deck.cards))
             continue
         keys = deck.keys
-        if len(held) < len(keys):
-            keys = {p: k for p, k in keys.items() if p in held} if held else _NOTHING
+        if player in keys and not any(player in masking for masking in maskings):
+            keys = {p: k for p, k in keys.items() if p != player} or _NOTHING
         out[d] = deck._replace(masked=cards_now, masking=tuple(maskings), keys=keys)
     return tuple(out)
 
 
 def _whole(masked: MaskedCards, cards: tuple[str, ...]) -> bool:
     """Whether the open cards of a deck are exactly the cards it was made of."""
-    found = [_OPEN_CODE.get(id(card)) or _decoded(card) for card in masked]
-    return None not in found and Counter(found) == Counter(cards)
+    found: list[str] = []
+    for card in masked:
+        code = _OPEN_CODE.get(id(card)) or _decoded(card)
+        if code is None:
+            return False
+        found.append(code)
+    return sorted(found) == sorted(cards)
 
 
 def _decoded(card: MaskedCard) -> str | None:
