@@ -25,6 +25,10 @@
   an unknown command ``unknown_command``. The registries also list their types, which the
   conformance suite and the docs read.
 
+- **Shared values.** :func:`interned` keeps one object for equal small immutable values
+  (a position, a set of players, a config) across states and tables: a server holds
+  thousands of tables, and a tuple each adds up.
+
 - **Command fields** are read with :mod:`cardroom_engine.inputs`, which gives the standard
   ``bad_request`` refusals; the optional hooks are declared, with their defaults, on
   :class:`~cardroom_engine.game.GameRules`.
