@@ -161,10 +161,9 @@ def on_mask(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     if state.deck_no == 0:
         layout = deal_layout(state)
         hands = {p: tuple(_pos(0, i) for i in layout.hands[s]) for s, p in enumerate(state.seats)}
+        top = _pos(0, layout.top)
         need = {
-            p: tuple(
-                sorted([pos for q, h in hands.items() if q != p for pos in h] + [(0, layout.top)])
-            )
+            p: tuple(sorted([pos for q, h in hands.items() if q != p for pos in h] + [top]))
             for p in state.seats
         }
         return state._replace(
@@ -407,10 +406,8 @@ def _set_cards(
         deck = out[d]
         # A player's commitments for a deck are checked only against the keys it publishes,
         # and it publishes only keys still on a card (decide refuses any other): once its
-        # key is on no position of the deck, the table stops holding them (every player's,
-        # once every card is open). They were most of what a long game's old decks kept.
-        # (so the keys kept are those of the players still on a card: only ``player`` can
-        # have left the deck now)
+        # key is on no card of the deck (only ``player``'s can have left it now), the table
+        # stops holding them. A deck with every card open keeps only its size, if whole.
         cards_now = MaskedCards.replacing(deck.masked, masked)
         if not any(maskings) and _whole(cards_now, deck.cards):
             out[d] = DeckState((), (), settled=len(deck.cards))
