@@ -151,9 +151,9 @@ class MaskedCards(Sequence[MaskedCard]):
 
     @classmethod
     def from_json(cls, cards: Iterable[CardJson]) -> MaskedCards:
-        """The cards of an accepted move, packed (:func:`_packed` of each, in one pass)."""
+        """The cards of an accepted move, packed (as :func:`_packed` keeps a card's JSON)."""
         new = cls.__new__(cls)
-        new._cards = [_fromhex(c["epk"] + c["msg"] + c["pk"]) for c in cards]
+        new._cards = [_json_bytes(c) for c in cards]
         new._deferred = False
         return new
 
@@ -236,6 +236,10 @@ def _packed(card: MaskedCard | CardJson | bytes) -> MaskedCard | bytes:
     lowercase hex of canonical encodings) as the bytes of its points; a card as it is."""
     if isinstance(card, (MaskedCard, bytes)):
         return card
+    return _json_bytes(card)
+
+
+def _json_bytes(card: CardJson) -> bytes:
     return _fromhex(card["epk"] + card["msg"] + card["pk"])
 
 
