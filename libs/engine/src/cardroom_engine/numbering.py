@@ -10,7 +10,8 @@ rebuild's and a replay's are the same documents:
 - :func:`fold`: a log: the state at its end, counting each event's notifications from its
   recorded addressees (``metadata.to``) without running the game's ``notify``, or with it
   for an event recorded without them;
-- :func:`count`: the numbering itself, for a reader that folds events its own way.
+- :func:`count`: the numbering itself, for a reader that folds events its own way;
+  :class:`Tally` the same for a run of events that are only counted.
 
 Pure, like the rest of the engine; ``seqs`` (player -> last ``seq``) is updated in place.
 """
@@ -44,6 +45,34 @@ def count(seqs: Seqs, addressees: Iterable[str]) -> list[int]:
         seq = seqs[player] = seqs.get(player, 0) + 1
         numbers.append(seq)
     return numbers
+
+
+class Tally:
+    """Events counted but not yet numbered, by their addressees. A log's events share a few
+    addressee lists (readers such as ``read_histories`` decode equal lists once), so a run
+    of them is numbered once per list (:meth:`into`), not once per event: the last ``seq``
+    of each player is the same in any order."""
+
+    __slots__ = ("_runs",)
+
+    def __init__(self) -> None:
+        # id of an addressee list -> [the list, events]; the list is kept, so its id stays
+        self._runs: dict[int, list[Any]] = {}
+
+    def add(self, addressees: Sequence[str]) -> None:
+        """Count one event sent to ``addressees`` (not to be changed until :meth:`into`)."""
+        run = self._runs.get(id(addressees))
+        if run is None:
+            self._runs[id(addressees)] = [addressees, 1]
+        else:
+            run[1] += 1
+
+    def into(self, seqs: Seqs) -> None:
+        """Number every event counted so far into ``seqs``; the tally is then empty."""
+        for addressees, events in self._runs.values():
+            for player in addressees:
+                seqs[player] = seqs.get(player, 0) + events
+        self._runs.clear()
 
 
 def notify(
@@ -97,6 +126,7 @@ def fold(
     addressees recorded are folded in runs (``Table.evolve_many``), the others one by one
     through the game's ``notify``."""
     run: list[Event] = []
+    tally = Tally()
     for event, sent_to in entries:
         if sent_to is None:
             state, run = table.evolve_many(state, run), []
@@ -105,5 +135,6 @@ def fold(
             state = after
         else:
             run.append(event)
-        count(seqs, sent_to)
+        tally.add(sent_to)
+    tally.into(seqs)
     return table.evolve_many(state, run) if run else state

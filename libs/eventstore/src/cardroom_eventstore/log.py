@@ -13,6 +13,7 @@ from operator import itemgetter
 from typing import Any
 
 import asyncpg
+import orjson
 from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy import func, select
 
@@ -73,18 +74,26 @@ async def read_histories(
     rows = await conn.fetch(
         HISTORIES.sql, *HISTORIES.args({"games": games, "upto": [upto[g] for g in games]})
     )
+    loads = orjson.loads
+    game_at: str | None = None  # a game's rows come together: its list is looked up once
+    read: list[tuple[int, dict[str, Any], list[str] | None]] = []
     for game, stream_type, version, type_, data, sent_to in rows:
-        found = history.get(game)
-        if found is None:
-            found = history[game] = (stream_type, [])
-        event = json_value(data)
+        if game != game_at:
+            found = history.get(game)
+            if found is None:
+                found = history[game] = (stream_type, [])
+            game_at, read = game, found[1]
+        try:
+            event = loads(data)
+        except orjson.JSONDecodeError:  # what only the standard library reads (json_value)
+            event = json_value(data)
         event["type"] = type_  # {**event, "type": type_} without the copy: it is ours
         to = None
         if sent_to is not None:
             to = addressees.get(sent_to)
             if to is None:
                 to = addressees[sent_to] = json_value(sent_to)
-        found[1].append((version, event, to))
+        read.append((version, event, to))
     for _, read in history.values():
         read.sort(key=itemgetter(0))  # in order already (one pass), unless read otherwise
     return history

@@ -136,6 +136,7 @@ def project_log(
     state = None if proj is None else proj.state
     seqs: dict[str, int] = {} if proj is None else proj.seqs
     run: list[Event] = []  # counted events not yet folded into ``state``
+    tally = numbering.Tally()  # counted events not yet numbered into ``seqs``
     expected = 1 if state is None else state.version + 1
     for version, event, sent_to in entries:
         if version != expected:
@@ -150,7 +151,7 @@ def project_log(
                 or (owed_at is not None and version not in owed_at and not table.private_events)
             )
         ):
-            numbering.count(seqs, sent_to)
+            tally.add(sent_to)
             if not spectator:
                 run.append(event)
                 continue
@@ -165,6 +166,7 @@ def project_log(
         else:
             if run:
                 state, run = table.evolve_many(state, run), []
+            tally.into(seqs)
             state, numbered = numbering.notify(
                 table, state, event, seqs, owed=owed, sent_to=sent_to
             )
@@ -186,6 +188,7 @@ def project_log(
         raise ValueError("no events")
     if run:
         state = table.evolve_many(state, run)
+    tally.into(seqs)
     if proj is None:
         proj = Projection(table, state, seqs)
     else:
