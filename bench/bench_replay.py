@@ -14,7 +14,8 @@ projector had projected everything.
 
 - rebuild: ``cardroom rebuild projector``'s code path,
   ``cardroom.projector_rebuild.rebuild_projector(store, repair=True)`` over every game: per
-  chunk of 100 games (about 5,000 events), one transaction that locks their checkpoints and
+  chunk of games (``plan_chunks``: 5,000 events or more, a sixteenth of a worker's share
+  of a large log), one transaction that locks their checkpoints and
   reads their live rows and owed acks (one statement each); a worker process (one per core;
   a chunk more than workers is in flight, so reads and writes overlap the folds) reads
   their events on its own connection (one statement), folds each game with
@@ -176,15 +177,8 @@ async def parallel_scan(store: EventStore) -> tuple[float, int, int]:
         found = (
             await conn.execute(sa.text("SELECT stream_id, version FROM streams ORDER BY stream_id"))
         ).all()
-    chunks: list[tuple[list[str], list[int]]] = []
-    size = pr.CHUNK_EVENTS
-    for game, version in found:
-        if size >= pr.CHUNK_EVENTS or len(chunks[-1][0]) >= pr.CHUNK:
-            chunks.append(([], []))
-            size = 0
-        chunks[-1][0].append(str(game))
-        chunks[-1][1].append(int(version))
-        size += int(version)
+    planned = pr.plan_chunks([(str(g), int(v)) for g, v in found], pr.default_workers())
+    chunks = [([g for g, _ in chunk], [v for _, v in chunk]) for chunk in planned]
     n = min(pr.default_workers(), len(chunks)) if len(chunks) > 1 else 0
     gc.disable()
     gc.freeze()

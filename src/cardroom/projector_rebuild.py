@@ -2,7 +2,7 @@
 with the projector's own code (:func:`cardroom_projector.project_events`), compared with the
 live rows, and replaced by the rebuilt ones with ``repair``.
 
-Games are taken in chunks (:data:`CHUNK` games, or about :data:`CHUNK_EVENTS` events). A
+Games are taken in chunks (:func:`plan_chunks`: of :data:`CHUNK_EVENTS` events or more). A
 chunk is one transaction that locks the chunk's projector checkpoints (the live projector
 waits for them, so the rebuild goes exactly up to each checkpoint), reads the live rows and
 the acknowledgements still owed (one statement each), reads the events up to each checkpoint
@@ -50,12 +50,16 @@ if TYPE_CHECKING:
     from cardroom_projector import Entry
 
 
-#: Games per transaction at most, and events per transaction about (a chunk closes once it
-#: holds this many): chunks of like work keep the worker processes equally busy. Each chunk
-#: costs about 7 ms of CPU besides its events (its statements, a worker's round trip): at
-#: 2,000 events a quarter of a rebuild, at 5,000 an eighth (bench/README.md).
-CHUNK = 100
+#: Games per transaction at most, and events per transaction at least (a chunk closes once
+#: it holds this many, or :data:`CHUNKS_PER_WORKER` chunks' share of the whole, whichever is
+#: more): chunks of like work keep the worker processes equally busy, and each chunk costs
+#: about 7 ms of CPU besides its events (its statements, a worker's round trip), so a large
+#: rebuild takes larger chunks (bench/README.md).
+CHUNK = 1000
 CHUNK_EVENTS = 5000
+#: Chunks per worker process a large rebuild is cut into: enough that the last one's fold,
+#: which nothing overlaps, is short, and few enough that their fixed costs are small.
+CHUNKS_PER_WORKER = 16
 
 _JSON_COLUMNS = frozenset({"payload", "view", "actions", "summary"})
 
@@ -311,6 +315,21 @@ async def rebuild_shards(
     return out
 
 
+def plan_chunks(games: Sequence[tuple[str, int]], workers: int) -> list[list[tuple[str, int]]]:
+    """``(game, events)`` cut into the rebuild's chunks, in order (see :data:`CHUNK`)."""
+    total = sum(events for _, events in games)
+    least = max(CHUNK_EVENTS, total // (max(workers, 1) * CHUNKS_PER_WORKER))
+    chunks: list[list[tuple[str, int]]] = []
+    size = least
+    for game, events in games:
+        if size >= least or len(chunks[-1]) >= CHUNK:
+            chunks.append([])
+            size = 0
+        chunks[-1].append((game, events))
+        size += events
+    return chunks
+
+
 def default_workers() -> int:
     configured = os.environ.get("CARDROOM_REBUILD_WORKERS", "").strip()
     if configured:
@@ -342,15 +361,12 @@ async def rebuild_projector(
         found = await store.checkpoints(prefix)
     else:
         found = [c for c in await store.checkpoints(checkpoint_name(game)) if c[0] == prefix + game]
-    chunks: list[list[str]] = []
-    size = CHUNK_EVENTS  # a projector checkpoint is the game's version: its events
-    for name, position in found:
-        if size >= CHUNK_EVENTS or len(chunks[-1]) >= CHUNK:
-            chunks.append([])
-            size = 0
-        chunks[-1].append(name[len(prefix) :])
-        size += int(position)
     wanted = default_workers() if workers is None else workers
+    # a projector checkpoint is the game's version: its events
+    chunks = [
+        [game for game, _ in chunk]
+        for chunk in plan_chunks([(name[len(prefix) :], int(p)) for name, p in found], wanted)
+    ]
     # forking costs a few milliseconds: worth it only when there is more than one chunk
     n = min(wanted, len(chunks)) if len(chunks) > 1 else 0
     if "fork" not in multiprocessing.get_all_start_methods():

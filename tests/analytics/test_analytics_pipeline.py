@@ -178,6 +178,7 @@ async def test_rebuild_in_worker_processes_finds_and_repairs_the_same(
     """One game per chunk, folded in two forked workers: the rebuild reads and compares as
     in one process, and repairs exactly the damaged games."""
     monkeypatch.setattr(projector_rebuild, "CHUNK_EVENTS", 1)
+    monkeypatch.setattr(projector_rebuild, "CHUNKS_PER_WORKER", 1_000_000)
     store = _store(cardroom)
     report = await rebuild_projector(store, workers=2)
     assert report.workers == 2
@@ -217,6 +218,7 @@ async def test_rebuild_folds_events_read_in_any_order(
     shuffled = f"SELECT * FROM ({histories.sql}) AS h ORDER BY random()"
     monkeypatch.setattr(histories, "sql", shuffled)  # the same parameters
     monkeypatch.setattr(projector_rebuild, "CHUNK_EVENTS", 1)
+    monkeypatch.setattr(projector_rebuild, "CHUNKS_PER_WORKER", 1_000_000)
     store = _store(cardroom)
     for workers in (0, 2):
         report = await rebuild_projector(store, workers=workers)
