@@ -39,6 +39,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cardroom_eventstore import readmodels
 from cardroom_eventstore.jsontext import json_value
 from cardroom_eventstore.log import History, read_histories
 from cardroom_eventstore.readmodels import PROJECTOR_TABLES as PROJECTOR_TABLES
@@ -139,9 +140,9 @@ class _Folded:
     differences: list[str] = field(default_factory=list)
     replace: list[str] = field(default_factory=list)
     replaced: int = 0
-    notes: list[StoredNotification] = field(default_factory=list)
-    views: list[StoredView] = field(default_factory=list)
-    summaries: list[dict[str, Any]] = field(default_factory=list)
+    # the rows of the games in ``replace``, made where they were folded: as text, they
+    # cross from a worker process for a fraction of what their values cost to pickle
+    write: readmodels.Rows | None = None
 
 
 def _key(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
@@ -266,8 +267,11 @@ def _fold(job: _Job) -> _Folded:
     history: History = {g: ("", []) for g in job.games}
     history.update(read)
     out = _Folded()
+    notes: list[StoredNotification] = []
+    views: list[StoredView] = []
+    summaries: list[dict[str, Any]] = []
     for g in job.games:
-        rebuilt, notes, views, summaries = _rebuilt_rows(
+        rebuilt, game_notes, game_views, game_summaries = _rebuilt_rows(
             g, *history[g], job.tables, live[g], job.owed[g]
         )
         out.games += 1
@@ -279,9 +283,11 @@ def _fold(job: _Job) -> _Folded:
         out.replaced += 1
         if diffs:
             out.replace.append(g)
-            out.notes += notes
-            out.views += views
-            out.summaries += summaries
+            notes += game_notes
+            views += game_views
+            summaries += game_summaries
+    if out.replace:
+        out.write = readmodels.batch_rows(notes, views, summaries)
     return out
 
 
@@ -412,7 +418,6 @@ async def _rebuild_chunk(
     report: ProjectorReport,
     executor: Executor | None,
 ) -> None:
-    from cardroom_eventstore import readmodels
     from cardroom_projector.service import checkpoint_name
 
     async with store.tracking_many([checkpoint_name(g) for g in games]) as tracking:
@@ -433,6 +438,6 @@ async def _rebuild_chunk(
         report.rows += folded.rows
         report.differences += folded.differences
         report.replaced += folded.replaced
-        if folded.replace:
+        if folded.replace and folded.write is not None:
             await readmodels.delete_games(conn, tables, folded.replace)
-            await readmodels.write_batch(conn, folded.notes, folded.views, folded.summaries)
+            await readmodels.write_rows(conn, folded.write)

@@ -160,6 +160,64 @@ SET status = EXCLUDED.status, summary = EXCLUDED.summary, version = EXCLUDED.ver
 )
 
 
+@dataclass
+class Rows:
+    """A batch of read-model rows as :func:`write_rows` stores them: each kind's statement's
+    parameters (None: no row of that kind), JSON as text. Plain values, so that a rebuild's
+    worker process makes them and sends them to the process that writes them."""
+
+    notifications: dict[str, list[Any]] | None = None
+    views: dict[str, list[Any]] | None = None
+    tables: dict[str, list[Any]] | None = None
+
+
+def batch_rows(
+    notes: Sequence[StoredNotification],
+    views: Sequence[StoredView],
+    summaries: Sequence[dict[str, Any]],
+) -> Rows:
+    """The rows of :func:`write_batch`, made (pure)."""
+    rows = Rows()
+    if notes:
+        rows.notifications = {
+            "games": [n.game_id for n in notes],
+            "players": [n.player_id for n in notes],
+            "seqs": [n.seq for n in notes],
+            "versions": [n.version for n in notes],
+            "payloads": [json_text(n.payload) for n in notes],
+        }
+    if views:
+        rows.views = {
+            "games": [v[0] for v in views],
+            "players": [v[1] for v in views],
+            "versions": [v[2] for v in views],
+            "views": [json_text(v[3]) for v in views],
+            "actions": [json_text(v[4]) for v in views],
+            "seqs": [v[5] for v in views],
+        }
+    if summaries:
+        # one row per game (the last summary wins): one statement may not update a row twice
+        summaries = list({t["game"]: t for t in summaries}.values())
+        rows.tables = {
+            "games": [t["game"] for t in summaries],
+            "game_types": [t["game_type"] for t in summaries],
+            "statuses": [t["status"] for t in summaries],
+            "summaries": [json_text(t) for t in summaries],
+            "versions": [t["version"] for t in summaries],
+        }
+    return rows
+
+
+async def write_rows(conn: PoolConnectionProxy[Record], rows: Rows) -> None:
+    """Store a batch of rows (:func:`batch_rows`): one statement per kind it holds."""
+    if rows.notifications is not None:
+        await conn.execute(_ADD_NOTIFICATIONS.sql, *_ADD_NOTIFICATIONS.args(rows.notifications))
+    if rows.views is not None:
+        await conn.execute(_PUT_VIEWS.sql, *_PUT_VIEWS.args(rows.views))
+    if rows.tables is not None:
+        await conn.execute(_PUT_TABLES.sql, *_PUT_TABLES.args(rows.tables))
+
+
 async def write_batch(
     conn: PoolConnectionProxy[Record],
     notes: Sequence[StoredNotification],
@@ -168,36 +226,7 @@ async def write_batch(
 ) -> None:
     """Store the notifications (those still owed), views and lobby summaries of a batch of
     games: one statement per kind, whatever the batch holds."""
-    if notes:
-        params = {
-            "games": [n.game_id for n in notes],
-            "players": [n.player_id for n in notes],
-            "seqs": [n.seq for n in notes],
-            "versions": [n.version for n in notes],
-            "payloads": [json_text(n.payload) for n in notes],
-        }
-        await conn.execute(_ADD_NOTIFICATIONS.sql, *_ADD_NOTIFICATIONS.args(params))
-    if views:
-        params = {
-            "games": [v[0] for v in views],
-            "players": [v[1] for v in views],
-            "versions": [v[2] for v in views],
-            "views": [json_text(v[3]) for v in views],
-            "actions": [json_text(v[4]) for v in views],
-            "seqs": [v[5] for v in views],
-        }
-        await conn.execute(_PUT_VIEWS.sql, *_PUT_VIEWS.args(params))
-    if summaries:
-        # one row per game (the last summary wins): one statement may not update a row twice
-        summaries = list({t["game"]: t for t in summaries}.values())
-        params = {
-            "games": [t["game"] for t in summaries],
-            "game_types": [t["game_type"] for t in summaries],
-            "statuses": [t["status"] for t in summaries],
-            "summaries": [json_text(t) for t in summaries],
-            "versions": [t["version"] for t in summaries],
-        }
-        await conn.execute(_PUT_TABLES.sql, *_PUT_TABLES.args(params))
+    await write_rows(conn, batch_rows(notes, views, summaries))
 
 
 async def owed(
