@@ -8,6 +8,8 @@ nats-py's PONG handling (``cardroom_client.natsfix``)."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 
 import cardroom_client  # noqa: F401 -- the mend is made when the SDK is imported
 import nats
@@ -36,3 +38,19 @@ async def test_a_connection_hears_after_a_flush_was_given_up(nats_url: str) -> N
         assert nc.is_connected
     finally:
         await nc.close()
+
+
+def test_a_service_process_is_mended_without_importing_the_client() -> None:
+    """The services' connections (FastStream's, nats-py's client underneath) are mended as
+    soon as the runtime's host is imported, and the client SDK's own module (its imports
+    cost a service's start) is not loaded for it."""
+    probe = (
+        "import sys\n"
+        "import cardroom_runtime.host\n"
+        "from nats.aio.client import Client\n"
+        "print(Client._process_pong.__module__, 'cardroom_client.client' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.split() == ["cardroom_client.natsfix", "False"]

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
+from cardroom_client import natsfix
 from cardroom_eventstore import EventStore
 from cardroom_wire import (
     ErrorCode,
@@ -51,6 +52,10 @@ from .settings import database_urls, nats_servers
 from .shards import Shards
 
 log = logging.getLogger("cardroom")
+
+# The services' connections are nats-py's too: a flush given up (a stop cancels its task)
+# would otherwise leave the connection deaf (see the mend's module).
+natsfix.mend()
 
 RATE_LIMITED = dumps(
     error(ErrorCode.RATE_LIMITED, "too many requests from this player; slow down and try again")
