@@ -157,6 +157,19 @@ class Folds(Handlers[Callable[[S, Event], S]]):
 
         self.evolve: Callable[[S, Event], S] = evolve
         """Fold one event into the state: the game's ``evolve``."""
+        _FOLDS_OF[evolve] = folds
+
+
+#: Each :class:`Folds`' ``evolve`` -> its folds by type (see :func:`folds_of`).
+_FOLDS_OF: dict[Callable[..., Any], dict[str, Callable[..., Any]]] = {}
+
+
+def folds_of(evolve: Callable[..., Any]) -> dict[str, Callable[..., Any]] | None:
+    """The folds by type behind ``evolve`` when it is a :class:`Folds`' own (a game that
+    declares ``evolve = staticmethod(FOLDS.evolve)``), else None: a fold of many events
+    (``Table.evolve_many``) then calls each event's fold itself, one call fewer an event.
+    To be read only."""
+    return _FOLDS_OF.get(evolve)
 
 
 Decision = Callable[[S, str, Command, random.Random], list[Event]]

@@ -30,7 +30,7 @@ in events) and an RNG, and persists what comes back; the timers service keeps th
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -38,7 +38,7 @@ from cardroom_wire import ErrorCode, check_id, check_seat_key
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .game import NEW_TABLE, Command, Event, Game, Message, Outcome, Rejection, rejection_of
-from .kit import interned
+from .kit import folds_of, interned
 
 TABLE_PREFIX = "table."
 CREATED = "table.created"
@@ -222,6 +222,13 @@ class Table:
         # event types the game may address to some seats only (see GameRules.audience):
         # their non-addressees do not see the version move
         self.private_events: frozenset[str] = frozenset(game.private_events)
+        # the game's own folds that evolve_many may call directly (those evolve calls alone):
+        # empty for a game whose evolve is not a kit Folds' (it wraps it, or has none)
+        self._direct: dict[str, Callable[[Any, Event], Any]] = {
+            kind: fold
+            for kind, fold in (folds_of(game.evolve) or {}).items()
+            if kind not in self.private_events and not kind.startswith(TABLE_PREFIX)
+        }
 
     # -- lobby ---------------------------------------------------------------------------
     def create(
@@ -533,10 +540,14 @@ class Table:
         third of folding one)."""
         game, game_evolve = state.game, self.game.evolve
         run = 0  # game events folded into ``game`` but not yet into ``state``
-        private = self.private_events
+        private, direct = self.private_events, self._direct
         for event in events:
             kind = event["type"]
-            if kind in private or kind.startswith(TABLE_PREFIX):
+            fold = direct.get(kind)
+            if fold is not None:  # what game_evolve would call
+                game = fold(game, event)
+                run += 1
+            elif kind in private or kind.startswith(TABLE_PREFIX):
                 if run:
                     state, run = _moved(state, game, state.version + run), 0
                 state = self.evolve(state, event)
