@@ -56,7 +56,9 @@ def fill(cache: OrderedDict[str, Any], game: Any, logs: list[str], prefix: str, 
     for i in range(k):
         events = json.loads(logs[i % len(logs)])
         table = Table(game)
-        cache[f"{prefix}-{i}"] = Loaded(table, table.replay(events))
+        state = table.replay(events)
+        table.settle(state)  # as Sessions.load does
+        cache[f"{prefix}-{i}"] = Loaded(table, state)
         del events
 
 

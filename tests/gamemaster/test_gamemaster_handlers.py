@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import pytest
-from cardroom_engine import AWAY, BACK, Rejection, registry
+from cardroom_engine import AWAY, BACK, Rejection, Table, registry
 from cardroom_eventstore import Append, EventStore, NewEvent
 from cardroom_eventstore.memory import InMemoryEventStore
 from cardroom_gamemaster import Gamemaster
@@ -261,3 +261,17 @@ async def test_an_ack_timeout_marks_the_late_player_away_and_the_house_plays_for
     house = [r for r in records if r.metadata.get("house")]
     assert [r.metadata["actor"] for r in house] == [t.other]
     assert house[0].type in (BET_PLACED, FOLDED)
+
+
+async def test_a_game_loaded_from_the_store_is_settled_before_it_is_kept(
+    started: Started, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replayed state is kept in the cache: what it computes lazily is computed first
+    (``Table.settle``; Macaua's last hash-chain digest), so the cache does not keep the
+    events behind it."""
+    settled: list[int] = []
+    monkeypatch.setattr(Table, "settle", lambda self, state: settled.append(state.version))
+    loaded = await started.gm.sessions.load(started.game, fresh=True)
+    assert settled == [loaded.state.version] == [started.version]
+    await started.gm.sessions.load(started.game)  # from the cache: nothing to settle again
+    assert settled == [started.version]

@@ -252,3 +252,20 @@ def test_tables_of_one_config_share_its_parsed_object() -> None:
     assert one.game.config is two.game.config
     assert other.game.config is not one.game.config
     assert other.game.config.hand_size == 4
+
+
+def test_a_settled_state_keeps_the_digest_not_the_move() -> None:
+    """A replayed state computes the hash chain's last digest when first read, and until
+    then its link keeps the last signed move (tens of KB after a shuffle proof).
+    ``Table.settle`` (a gamemaster's load) computes it: the same state, the move let go."""
+    h = Harness(2, {}, seed=5)
+    h.to_play()
+    events = [s.event for s in h.local.steps]
+    table = Table(GAME)
+    lazy = table.replay(events)
+    settled = table.replay(events)
+    assert lazy.game.chain._source is not None  # the last move, kept until the digest is read
+    table.settle(settled)
+    assert settled.game.chain._source is None
+    assert settled == lazy
+    assert settled.game.hash == lazy.game.hash == h.game.hash

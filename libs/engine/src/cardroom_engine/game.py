@@ -185,6 +185,7 @@ class Game(Protocol[S]):
     def check_start(self, config: Any, seats: Sequence[str]) -> None: ...
     def bind_table(self, state: S, game_id: str) -> S: ...
     def bind_keys(self, state: S, keys: Mapping[str, str]) -> S: ...
+    def settle(self, state: S) -> None: ...
 
 
 NEW_TABLE = "new_table"
@@ -258,6 +259,14 @@ class GameRules(Generic[S]):
         has a key, so a table whose joins named none folds exactly as before keys existed).
         The keys are also in the table's summary (``keys``), for every client to check."""
         return state
+
+    def settle(self, state: S) -> None:
+        """Compute now what ``state`` computes when first read (optional): a table calls it on
+        a state that is to be kept for a while, a gamemaster's cache entry loaded by a
+        replay, so that it does not keep the events it would be computed from. The state is
+        the same before and after (equal); folds stay lazy, since most of a replay's states
+        are never read."""
+        return None
 
     def follow_up(self, state: S, rng: random.Random) -> list[Event]:
         return []

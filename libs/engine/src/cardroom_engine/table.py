@@ -557,6 +557,12 @@ class Table:
                 run += 1
         return _moved(state, game, state.version + run) if run else state
 
+    def settle(self, state: TableState) -> None:
+        """Compute what the game's state computes when first read (``Game.settle``), for a
+        state to be kept (a cache entry loaded by a replay)."""
+        if state.game is not None:
+            self.game.settle(state.game)
+
     def replay(self, events: Sequence[Event]) -> TableState:
         if not events:
             raise ValueError("no events")

@@ -268,6 +268,7 @@ class Sessions:
         seqs: dict[str, int] = {}
         entries = (({**r.data, "type": r.type}, r.metadata.get(TO)) for r in records[1:])
         loaded = Loaded(table, numbering.fold(table, state, seqs, entries), seqs=seqs)
+        table.settle(loaded.state)  # kept: what it computes lazily, not the events behind it
         if remember:
             self.remember(game, loaded)
         return loaded

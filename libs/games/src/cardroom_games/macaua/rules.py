@@ -125,6 +125,11 @@ class Macaua(GameRules[MacauaState]):
     def bind_table(self, state: MacauaState, game_id: str) -> MacauaState:
         return state._replace(table=game_id)
 
+    def settle(self, state: MacauaState) -> None:
+        # the hash chain's digest of the last move: until read, its link keeps the move
+        # (a shuffle's proof is tens of KB)
+        state.hash  # noqa: B018 -- read for its effect: Lazy keeps the value, drops the move
+
     def bind_keys(self, state: MacauaState, keys: Mapping[str, str]) -> MacauaState:
         return state._replace(verify_keys={**state.verify_keys, **keys})
 
