@@ -12,7 +12,7 @@ from cardroom_games.macaua import GAME
 from cardroom_games.macaua.bots import RandomMacauaBot
 from cardroom_games.macaua.state import DeckState, MacauaState, genesis_hash
 from cardroom_games.macaua.state import next_hash as _next_hash
-from cardroom_mentalpoker import GENESIS_HASH, GROUP_ORDER, CardKeys, state_hash
+from cardroom_mentalpoker import GENESIS_HASH, GROUP_ORDER, CardKeys, KeptPoints, state_hash
 from cardroom_wire import ErrorCode
 from macaua_support import Harness
 
@@ -269,3 +269,35 @@ def test_a_settled_state_keeps_the_digest_not_the_move() -> None:
     assert settled.game.chain._source is None
     assert settled == lazy
     assert settled.game.hash == lazy.game.hash == h.game.hash
+
+
+def test_commitments_are_kept_only_where_their_key_is_on_a_card() -> None:
+    """A table keeps a player's commitments for a deck where its key is still on a card
+    (all of them while at most twice as many are kept, so a deck is packed again a few times
+    at most): every commitment a later key can be checked against is there, unchanged."""
+    h = Harness(3, {}, seed=11)
+    h.finish()
+    events = [s.event for s in h.local.steps]
+    table = Table(GAME)
+    committed: dict[tuple[int, str], Any] = {}  # (deck, player) -> the accepted commitments
+    state = table.evolve(None, events[0])
+    compacted = 0
+    for event in events[1:]:
+        state = table.evolve(state, event)
+        game = state.game
+        if game is None:
+            continue
+        if event["type"] == "macaua.keys":
+            committed[len(game.decks) - 1, event["player"]] = CardKeys.from_json_unchecked(
+                event["signed"]["move"]["keys"]
+            ).cards
+        for d, deck in enumerate(game.decks):
+            for player, keys in deck.keys.items():
+                on = [i for i, masking in enumerate(deck.masking) if player in masking]
+                assert on or not deck.masking  # (before the mask phase every key is on)
+                for i in on:
+                    assert keys.cards[i] == committed[d, player][i]
+                if isinstance(keys.cards, KeptPoints):
+                    compacted += 1
+                    assert 2 * len(on) > keys.cards.kept or not on
+    assert compacted  # the game went far enough to let some go

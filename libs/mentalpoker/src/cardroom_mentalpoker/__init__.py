@@ -37,6 +37,7 @@ from .cards import (
 from .group import (
     GROUP_ORDER,
     EncodingError,
+    KeptPoints,
     MentalPokerError,
     Point,
     Scalar,
@@ -128,6 +129,7 @@ __all__ = [
     "DleqProof",
     "DlogProof",
     "EncodingError",
+    "KeptPoints",
     "KeyReveal",
     "MaskStepProof",
     "MaskedCard",

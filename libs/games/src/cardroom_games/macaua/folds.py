@@ -7,7 +7,7 @@ are read (:class:`~.state.MaskedCards`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from cardroom_engine import Event
@@ -15,6 +15,7 @@ from cardroom_engine.kit import Folds, interned
 from cardroom_mentalpoker import (
     MACAUA_CARDS,
     CardKeys,
+    KeptPoints,
     MaskedCard,
     card_point,
     decode_card,
@@ -413,10 +414,32 @@ def _set_cards(
             out[d] = DeckState((), (), settled=len(deck.cards))
             continue
         keys = deck.keys
-        if player in keys and not any(player in masking for masking in maskings):
-            keys = {p: k for p, k in keys.items() if p != player} or _NOTHING
+        if player in keys:
+            keys = _keep_commitments(keys, player, maskings)
         out[d] = deck._replace(masked=cards_now, masking=tuple(maskings), keys=keys)
     return tuple(out)
+
+
+def _keep_commitments(
+    keys: Mapping[str, CardKeys], player: str, maskings: Sequence[frozenset[str]]
+) -> Mapping[str, CardKeys]:
+    """``keys`` with ``player``'s commitments kept only where its key is still on a card
+    (none: dropped), once that is at most half of what is kept (so each deck is packed again
+    a few times at most): a key leaves a deck's cards one reveal or play at a time, and an
+    old deck in play is mostly open cards."""
+    held = keys[player]
+    kept = held.cards.kept if isinstance(held.cards, KeptPoints) else len(held.cards)
+    # counted only as far as it takes to know: most events leave more than half kept
+    on, half = 0, kept // 2
+    for masking in maskings:
+        if player in masking:
+            on += 1
+            if on > half:
+                return keys
+    if not on:
+        return {p: k for p, k in keys.items() if p != player} or _NOTHING
+    positions = [i for i, masking in enumerate(maskings) if player in masking]
+    return {**keys, player: CardKeys(held.shuffle, KeptPoints.keeping(held.cards, positions))}
 
 
 def _whole(masked: MaskedCards, cards: tuple[str, ...]) -> bool:
