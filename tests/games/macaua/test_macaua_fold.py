@@ -4,15 +4,24 @@ the hash chain evolve computes is exactly the canonical one the players sign ove
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from cardroom_engine import Table
 from cardroom_games.macaua import GAME
 from cardroom_games.macaua.bots import RandomMacauaBot
+from cardroom_games.macaua.folds import _keep_commitments
 from cardroom_games.macaua.state import DeckState, MacauaState, genesis_hash
 from cardroom_games.macaua.state import next_hash as _next_hash
-from cardroom_mentalpoker import GENESIS_HASH, GROUP_ORDER, CardKeys, KeptPoints, state_hash
+from cardroom_mentalpoker import (
+    GENESIS_HASH,
+    GROUP_ORDER,
+    CardKeys,
+    KeptPoints,
+    PlayerSecrets,
+    state_hash,
+)
 from cardroom_wire import ErrorCode
 from macaua_support import Harness
 
@@ -274,14 +283,15 @@ def test_a_settled_state_keeps_the_digest_not_the_move() -> None:
 def test_commitments_are_kept_only_where_their_key_is_on_a_card() -> None:
     """A table keeps a player's commitments for a deck where its key is still on a card
     (all of them while at most twice as many are kept, so a deck is packed again a few times
-    at most): every commitment a later key can be checked against is there, unchanged."""
+    at most): every commitment a later key can be checked against is there, unchanged, at
+    every state of a whole game (whether it goes on long enough to let any go or not: the
+    keys, so the deal, are random)."""
     h = Harness(3, {}, seed=11)
     h.finish()
     events = [s.event for s in h.local.steps]
     table = Table(GAME)
     committed: dict[tuple[int, str], Any] = {}  # (deck, player) -> the accepted commitments
     state = table.evolve(None, events[0])
-    compacted = 0
     for event in events[1:]:
         state = table.evolve(state, event)
         game = state.game
@@ -298,6 +308,28 @@ def test_commitments_are_kept_only_where_their_key_is_on_a_card() -> None:
                 for i in on:
                     assert keys.cards[i] == committed[d, player][i]
                 if isinstance(keys.cards, KeptPoints):
-                    compacted += 1
-                    assert 2 * len(on) > keys.cards.kept or not on
-    assert compacted  # the game went far enough to let some go
+                    assert 2 * len(on) > keys.cards.kept
+
+
+def test_commitments_are_let_go_once_half_of_them_can_be_read_no_more() -> None:
+    keys = PlayerSecrets.generate(12).public_keys(context=b"ctx")
+    packed = CardKeys.from_json_unchecked(json.loads(json.dumps(keys.to_json())))
+    held = {"a": packed, "b": packed}
+
+    def maskings(a_on: set[int]) -> list[frozenset[str]]:
+        return [frozenset({"a", "b"} if i in a_on else {"b"}) for i in range(12)]
+
+    assert _keep_commitments(held, "a", maskings(set(range(7)))) is held  # 7 of 12: all kept
+    kept = _keep_commitments(held, "a", maskings({0, 3, 5, 11}))  # 4 of 12: packed again
+    assert kept["b"] is packed
+    cards = kept["a"].cards
+    assert isinstance(cards, KeptPoints)
+    assert cards.kept == 4
+    assert [cards[i] for i in (0, 3, 5, 11)] == [keys.cards[i] for i in (0, 3, 5, 11)]
+    assert kept["a"].shuffle == keys.shuffle
+    assert _keep_commitments(kept, "a", maskings({0, 3, 5})) is kept  # 3 of 4 kept: as is
+    fewer = _keep_commitments(kept, "a", maskings({3, 11}))["a"].cards  # 2 of 4: again
+    assert isinstance(fewer, KeptPoints)
+    assert fewer.kept == 2
+    assert fewer[11] == keys.cards[11]
+    assert "a" not in _keep_commitments(kept, "a", maskings(set()))  # on no card: dropped
