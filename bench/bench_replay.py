@@ -177,9 +177,10 @@ async def parallel_scan(store: EventStore) -> tuple[float, int, int]:
         found = (
             await conn.execute(sa.text("SELECT stream_id, version FROM streams ORDER BY stream_id"))
         ).all()
-    planned = pr.plan_chunks([(str(g), int(v)) for g, v in found], pr.default_workers())
+    workers = pr.default_workers()
+    planned = pr.plan_chunks([(str(g), int(v)) for g, v in found], workers)
     chunks = [([g for g, _ in chunk], [v for _, v in chunk]) for chunk in planned]
-    n = min(pr.default_workers(), len(chunks)) if len(chunks) > 1 else 0
+    n = min(workers, len(chunks)) if len(chunks) > 1 else 0
     gc.disable()
     gc.freeze()
     try:

@@ -438,6 +438,6 @@ async def _rebuild_chunk(
         report.rows += folded.rows
         report.differences += folded.differences
         report.replaced += folded.replaced
-        if folded.replace and folded.write is not None:
+        if folded.write is not None:  # (made exactly when some game is replaced)
             await readmodels.delete_games(conn, tables, folded.replace)
             await readmodels.write_rows(conn, folded.write)

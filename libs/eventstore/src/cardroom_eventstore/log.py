@@ -13,7 +13,6 @@ from operator import itemgetter
 from typing import Any
 
 import asyncpg
-import orjson
 from asyncpg.pool import PoolConnectionProxy
 from sqlalchemy import func, select
 
@@ -74,7 +73,6 @@ async def read_histories(
     rows = await conn.fetch(
         HISTORIES.sql, *HISTORIES.args({"games": games, "upto": [upto[g] for g in games]})
     )
-    loads = orjson.loads
     game_at: str | None = None  # a game's rows come together: its list is looked up once
     read: list[tuple[int, dict[str, Any], list[str] | None]] = []
     for game, stream_type, version, type_, data, sent_to in rows:
@@ -83,10 +81,7 @@ async def read_histories(
             if found is None:
                 found = history[game] = (stream_type, [])
             game_at, read = game, found[1]
-        try:
-            event = loads(data)
-        except orjson.JSONDecodeError:  # what only the standard library reads (json_value)
-            event = json_value(data)
+        event = json_value(data)
         event["type"] = type_  # {**event, "type": type_} without the copy: it is ours
         to = None
         if sent_to is not None:

@@ -257,6 +257,11 @@ def _point_unchecked(value: bytes) -> Point:
     return p
 
 
+def _encoding_at(data: bytes, i: int) -> bytes:
+    """The ``i``-th point's 32 bytes in points packed one after another."""
+    return data[i * POINT_BYTES : (i + 1) * POINT_BYTES]
+
+
 class PackedPoints(Sequence[Point]):
     """Points accepted before, kept as one bytes object of their encodings (32 bytes each)
     and wrapped when read: a :class:`Point` each costs about 120 bytes against 32, and a
@@ -290,13 +295,12 @@ class PackedPoints(Sequence[Point]):
             index += n
         if not 0 <= index < n:
             raise IndexError("packed points: index out of range")
-        start = index * POINT_BYTES
-        return _point_unchecked(self._data[start : start + POINT_BYTES])
+        return _point_unchecked(_encoding_at(self._data, index))
 
     def __iter__(self) -> Iterator[Point]:
         data = self._data
-        for start in range(0, len(data), POINT_BYTES):
-            yield _point_unchecked(data[start : start + POINT_BYTES])
+        for i in range(len(data) // POINT_BYTES):
+            yield _point_unchecked(_encoding_at(data, i))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PackedPoints):
@@ -336,11 +340,7 @@ class KeptPoints(Sequence[Point]):
         """``points`` at ``positions`` (in order) only."""
         if isinstance(points, PackedPoints):  # its bytes, without making each point
             data = points._data
-            return cls(
-                len(points),
-                positions,
-                b"".join(data[i * POINT_BYTES : (i + 1) * POINT_BYTES] for i in positions),
-            )
+            return cls(len(points), positions, b"".join(_encoding_at(data, i) for i in positions))
         return cls(len(points), positions, b"".join(points[i].value for i in positions))
 
     @property
@@ -363,8 +363,7 @@ class KeptPoints(Sequence[Point]):
         at = bisect_left(self._positions, index)
         if at == len(self._positions) or self._positions[at] != index:
             raise IndexError(f"kept points: position {index} is not kept")
-        start = at * POINT_BYTES
-        return _point_unchecked(self._data[start : start + POINT_BYTES])
+        return _point_unchecked(_encoding_at(self._data, at))
 
     def __iter__(self) -> Iterator[Point]:
         raise TypeError("kept points: not every point is kept")
