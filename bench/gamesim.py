@@ -13,10 +13,12 @@ keys) is played by the game's own ``random`` bot, which picks a random legal mov
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +82,22 @@ def chooser_for(
     return random_chooser, "random legal moves", None
 
 
+@contextlib.contextmanager
+def seeded_secrets(seed: int) -> Iterator[None]:
+    """``secrets``' draws (Macaua's bots: their keys and shuffles) from a seeded generator
+    while a game is played here, so that a seed gives the same game, hence the same logs, in
+    every run (a figure measured on them can be compared from run to run). For benchmarks
+    only: no key made so is secret."""
+    rng = random.Random(seed)
+    saved = secrets.token_bytes, secrets.randbelow
+    secrets.token_bytes = rng.randbytes  # type: ignore[assignment]
+    secrets.randbelow = rng.randrange  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        secrets.token_bytes, secrets.randbelow = saved
+
+
 def play_timed(
     game: Game[Any],
     seats: Sequence[str],
@@ -89,6 +107,28 @@ def play_timed(
     stop_after_commands: int | None = None,
     max_commands: int = 100_000,
     game_id: str = "g1",
+) -> Played:
+    with seeded_secrets(seed + 2_000_029):
+        return _play_timed(
+            game,
+            seats,
+            seed,
+            config,
+            stop_after_commands=stop_after_commands,
+            max_commands=max_commands,
+            game_id=game_id,
+        )
+
+
+def _play_timed(
+    game: Game[Any],
+    seats: Sequence[str],
+    seed: int,
+    config: Mapping[str, Any] | None,
+    *,
+    stop_after_commands: int | None,
+    max_commands: int,
+    game_id: str,
 ) -> Played:
     rules_rng = random.Random(seed)
     choose_rng = random.Random(seed + 1_000_003)
