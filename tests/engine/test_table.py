@@ -6,7 +6,7 @@ import json
 import random
 
 import pytest
-from cardroom_engine import Rejection, Table, simulate
+from cardroom_engine import Rejection, Table, TableState, simulate
 from cardroom_engine.registry import Registry
 from support.highcard import GAME
 
@@ -168,3 +168,26 @@ def test_registry_refuses_conflicts() -> None:
     with pytest.raises(Rejection) as exc:
         reg.get("nope")
     assert exc.value.code == "unknown_game_type"
+
+
+def test_tables_of_equal_options_and_config_share_them() -> None:
+    """Equal options, and equal configs as the create event stored them, are one object
+    across loaded tables (a table keeps them as long as it is cached); a different one is its
+    own, and each table's summary still shows its own."""
+
+    def loaded(game_id: str, config: dict[str, object]) -> TableState:
+        table = Table(GAME)
+        created = table.create(game_id, "alice", config, seats=2)
+        return table.replay(json.loads(json.dumps(created)))
+
+    one = loaded("g1", {"rounds": 3, "table": {"ack_timeout": 5.0}})
+    two = loaded("g2", {"rounds": 3, "table": {"ack_timeout": 5.0}})
+    other = loaded("g3", {"rounds": 4, "table": {"ack_timeout": 6.0}})
+    assert one.config is two.config
+    assert one.options is two.options
+    assert other.config is not one.config
+    assert other.options is not one.options
+    assert one.summary()["config"]["rounds"] == 3
+    assert one.summary()["options"]["ack_timeout"] == 5.0
+    assert other.summary()["config"]["rounds"] == 4
+    assert other.summary()["options"]["ack_timeout"] == 6.0

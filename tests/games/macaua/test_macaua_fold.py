@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from cardroom_engine import Table
-from cardroom_games.macaua import GAME
+from cardroom_games.macaua import GAME, folds
 from cardroom_games.macaua.bots import RandomMacauaBot
 from cardroom_games.macaua.folds import _keep_commitments
-from cardroom_games.macaua.state import DeckState, MacauaState, genesis_hash
+from cardroom_games.macaua.state import DeckState, MacauaState, MaskedCards, genesis_hash
 from cardroom_games.macaua.state import next_hash as _next_hash
 from cardroom_mentalpoker import (
     GENESIS_HASH,
@@ -215,6 +215,7 @@ def test_a_deck_every_position_of_which_is_open_keeps_only_its_size() -> None:
         if not old:
             continue
         assert all(not (d.cards or d.keys or d.masked or d.masking) for d in old)
+        assert all(d is folds._settled(d.settled) for d in old)  # one per size, shared
         assert all(d.keys for d in h.game.decks if any(d.masking))
         h.finish()
         if h.game.audit is not None:
@@ -278,6 +279,28 @@ def test_a_settled_state_keeps_the_digest_not_the_move() -> None:
     assert settled.game.chain._source is None
     assert settled == lazy
     assert settled.game.hash == lazy.game.hash == h.game.hash
+
+
+def test_a_settled_state_packs_the_cards_of_a_step_kept_as_json() -> None:
+    """The cards of a shuffle or mask step stay the move's JSON until the next step replaces
+    them; ``Table.settle`` packs them (the same cards, a quarter of the memory)."""
+
+    def deferred(s: MacauaState) -> bool:
+        masked = s.decks[-1].masked if s.decks else ()
+        return isinstance(masked, MaskedCards) and masked._deferred
+
+    h = Harness(3, {}, seed=7)
+    h.run(deferred, limit=1_000)
+    assert deferred(h.game)
+    events = [s.event for s in h.local.steps]
+    table = Table(GAME)
+    lazy, settled = table.replay(events), table.replay(events)
+    table.settle(settled)
+    assert deferred(lazy.game)
+    assert not deferred(settled.game)
+    assert all(isinstance(c, bytes) for c in settled.game.decks[-1].masked._cards)
+    assert settled == lazy
+    assert list(settled.game.decks[-1].masked) == list(h.game.decks[-1].masked)
 
 
 def test_commitments_are_kept_only_where_their_key_is_on_a_card() -> None:

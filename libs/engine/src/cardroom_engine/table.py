@@ -29,6 +29,7 @@ in events) and an RNG, and persists what comes back; the timers service keeps th
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -113,10 +114,16 @@ class TableOptions(BaseModel):
         data = raw if isinstance(raw, Mapping) else {}
         ack = _seconds(data.get("ack_timeout", 30.0), ACK_TIMEOUT_MIN, ACK_TIMEOUT_MAX)
         turn = data.get("turn_timeout")
-        return cls.model_construct(
+        options = cls.model_construct(
             ack_timeout=ACK_TIMEOUT_MAX if ack is None else ack,
             turn_timeout=_seconds(turn, TURN_TIMEOUT_MIN, TURN_TIMEOUT_MAX),
         )
+        # one object for equal options, across tables (they are frozen; a model costs a
+        # table about half a KiB, and most tables share a few options)
+        return interned(_OPTIONS, options, kept=256)
+
+
+_OPTIONS: dict[TableOptions, TableOptions] = {}
 
 
 def _seconds(value: object, low: float, high: float) -> float | None:
@@ -474,7 +481,7 @@ class Table:
             return TableState(
                 game_id=event["game"],
                 game_type=event["game_type"],
-                config=event["config"],
+                config=_stored_config(event["config"]),
                 creator=event["creator"],
                 max_seats=event["max_seats"],
                 version=1,
@@ -507,10 +514,14 @@ class Table:
             # a game that signs or hashes its moves binds them to this table
             game = self.game.bind_table(game, state.game_id)
             # the verify keys the seats joined with (only when there are some, so a table
-            # whose joins named no key folds exactly as before keys existed)
-            keys = {p: state.keys[p] for p in seats if p in state.keys}
-            if keys:
-                game = self.game.bind_keys(game, keys)
+            # whose joins named no key folds exactly as before keys existed); the table's
+            # own mapping when it is exactly that, in seat order: shared, not copied, as
+            # neither is ever changed in place
+            bound = state.keys
+            if tuple(bound) != seats:
+                bound = {p: bound[p] for p in seats if p in bound}
+            if bound:
+                game = self.game.bind_keys(game, bound)
             return replace(state, seats=seats, status="playing", game=game, version=version)
         if kind == FINISHED:
             return replace(state, status="finished", outcome=event["outcome"], version=version)
@@ -655,6 +666,23 @@ class Table:
 
 
 _CONFIGS: dict[BaseModel, BaseModel] = {}
+_RAW_CONFIGS: dict[str, dict[str, Any]] = {}
+
+
+def _stored_config(raw: dict[str, Any]) -> dict[str, Any]:
+    """One dict for equal configs as a ``table.created`` event stored them, across tables,
+    as :func:`_shared_config` for the parsed ones (never changed: a table's config is fixed
+    at create). Keyed by its JSON text, so that a shared one keeps its keys' order."""
+    try:
+        key = json.dumps(raw, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return raw
+    found = _RAW_CONFIGS.get(key)
+    if found is None:
+        if len(_RAW_CONFIGS) >= 1024:
+            _RAW_CONFIGS.clear()
+        found = _RAW_CONFIGS[key] = raw
+    return found
 
 
 def _shared_config(config: BaseModel) -> BaseModel:

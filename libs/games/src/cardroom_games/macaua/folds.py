@@ -108,9 +108,9 @@ def on_keys(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     # accepted keys: decide checked them (and their proofs); no second check here
     keys = CardKeys.from_json_unchecked(move["keys"])
     deck = deck._replace(keys={**deck.keys, player: keys})
-    verify = dict(state.verify_keys)
+    verify = state.verify_keys
     if "verify_key" in move and player not in verify:
-        verify[player] = move["verify_key"]
+        verify = {**verify, player: move["verify_key"]}
     return _advance(state, "shuffle", **head, decks=(*state.decks[:-1], deck), verify_keys=verify)
 
 
@@ -411,13 +411,25 @@ def _set_cards(
         # stops holding them. A deck with every card open keeps only its size, if whole.
         cards_now = MaskedCards.replacing(deck.masked, masked)
         if not any(maskings) and _whole(cards_now, deck.cards):
-            out[d] = DeckState((), (), settled=len(deck.cards))
+            out[d] = _settled(len(deck.cards))
             continue
         keys = deck.keys
         if player in keys:
             keys = _keep_commitments(keys, player, maskings)
         out[d] = deck._replace(masked=cards_now, masking=tuple(maskings), keys=keys)
     return tuple(out)
+
+
+_SETTLED: dict[int, DeckState] = {}
+
+
+def _settled(size: int) -> DeckState:
+    """One played-out deck of each size, across tables (it holds nothing else; a long game
+    keeps many)."""
+    found = _SETTLED.get(size)
+    if found is None:
+        found = _SETTLED[size] = DeckState((), (), settled=size)
+    return found
 
 
 def _keep_commitments(

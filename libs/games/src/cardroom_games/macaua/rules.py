@@ -87,6 +87,7 @@ from .state import (
     REVEAL,
     STARTED,
     MacauaState,
+    MaskedCards,
     card_json,
     may_move,
 )
@@ -129,9 +130,16 @@ class Macaua(GameRules[MacauaState]):
         # the hash chain's digest of the last move: until read, its link keeps the move
         # (a shuffle's proof is tens of KB)
         state.hash  # noqa: B018 -- read for its effect: Lazy keeps the value, drops the move
+        # the cards of a shuffle or mask step, kept as its JSON until the next step replaces
+        # them (about four times their packed size)
+        for deck in state.decks:
+            if isinstance(deck.masked, MaskedCards):
+                deck.masked.pack()
 
     def bind_keys(self, state: MacauaState, keys: Mapping[str, str]) -> MacauaState:
-        return state._replace(verify_keys={**state.verify_keys, **keys})
+        # the table's mapping itself when there is none yet (neither is changed in place)
+        verify = {**state.verify_keys, **keys} if state.verify_keys else keys
+        return state._replace(verify_keys=verify)
 
     def start(self, state: MacauaState, rng: random.Random) -> list[Event]:
         return flow.start(state, rng)

@@ -184,6 +184,13 @@ class MaskedCards(Sequence[MaskedCard]):
             cards[i] = card if isinstance(card, (MaskedCard, bytes)) else _packed(card)
         return new
 
+    def pack(self) -> None:
+        """Keep the cards of a deferred step packed from now on (the same cards: for a state
+        kept a while, as ``Game.settle`` does, whose next step may be long in coming)."""
+        if self._deferred:
+            self._cards = [_packed(card) for card in self._cards]
+            self._deferred = False
+
     def __len__(self) -> int:
         return len(self._cards)
 
