@@ -6,7 +6,8 @@ first. Then BENCH_MEMORY_GAMES games (default 1000; Macaua BENCH_MEMORY_MACAUA_G
 100, its tables being ~100x bigger and slow to replay) are loaded into an ``OrderedDict`` of
 the gamemaster's own ``Loaded(table, state)`` exactly as ``Sessions.load`` does: the
 events parsed from JSON (as they come from the store), ``Table.replay``, the events
-dropped. Measured twice, per game:
+dropped. Each table's players are named apart (``<type>-<k>-p0``, ...), as a real
+gamemaster's are. Measured twice, per game:
 
 - tracemalloc: the Python allocations still alive afterwards (the precise figure);
 - RSS: the growth of the resident set (includes the allocator's overhead; noisier).
@@ -29,9 +30,11 @@ import gc
 import json
 import multiprocessing
 import os
+import re
 import time
 import tracemalloc
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from cardroom_engine import Table, registry
@@ -52,14 +55,30 @@ def rss() -> int:
         return int(f.read().split()[1]) * PAGE
 
 
-def fill(cache: OrderedDict[str, Any], game: Any, logs: list[str], prefix: str, k: int) -> None:
+def fill(
+    cache: OrderedDict[str, Any],
+    game: Any,
+    logs: list[str],
+    prefix: str,
+    k: int,
+    seats: list[str],
+) -> None:
+    # each table's players named apart, as the players of a real gamemaster's tables are:
+    # a name shared by every table would let the values built from names (the sets of
+    # players a Macaua card's keys belong to, say) be one object across tables
+    seat_name = re.compile("|".join(f'"{re.escape(p)}"' for p in seats))
     for i in range(k):
-        events = json.loads(logs[i % len(logs)])
+        names = {f'"{p}"': f'"{prefix}-{i}-{p}"' for p in seats}
+        events = json.loads(seat_name.sub(_renamer(names), logs[i % len(logs)]))
         table = Table(game)
         state = table.replay(events)
         table.settle(state)  # as Sessions.load does
         cache[f"{prefix}-{i}"] = Loaded(table, state)
         del events
+
+
+def _renamer(names: dict[str, str]) -> Callable[[re.Match[str]], str]:
+    return lambda match: names[match.group(0)]
 
 
 def measure(name: str, logs: list[str], k: int, seats: list[str]) -> dict[str, float]:
@@ -69,14 +88,14 @@ def measure(name: str, logs: list[str], k: int, seats: list[str]) -> dict[str, f
     game = registry.get(name)
     before = rss()
     cache: OrderedDict[str, Any] = OrderedDict()
-    fill(cache, game, logs, name, k)
+    fill(cache, game, logs, name, k, seats)
     rss_per_game = (rss() - before) / k
 
     gc.collect()
     tracemalloc.start()
     base, _ = tracemalloc.get_traced_memory()
     traced: OrderedDict[str, Any] = OrderedDict()
-    fill(traced, game, logs, name, k)
+    fill(traced, game, logs, f"{name}-traced", k, seats)  # named apart from the first
     gc.collect()
     now, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
