@@ -25,9 +25,9 @@
   an unknown command ``unknown_command``. The registries also list their types, which the
   conformance suite and the docs read.
 
-- **Shared values.** :func:`interned` keeps one object for equal small immutable values
-  (a position, a set of players, a config) across states and tables: a server holds
-  thousands of tables, and a tuple each adds up.
+- **Shared values.** :func:`interned` (:func:`interned_as` for unhashable ones) keeps one
+  object for equal small immutable values (a position, a set of players, a config) across
+  states and tables: a server holds thousands of tables, and a tuple each adds up.
 
 - **Command fields** are read with :mod:`cardroom_engine.inputs`, which gives the standard
   ``bad_request`` refusals; the optional hooks are declared, with their defaults, on
@@ -46,6 +46,7 @@ from cardroom_wire.messages import cut
 from .game import Command, Event, Rejection
 
 T = TypeVar("T")
+K = TypeVar("K")
 S = TypeVar("S")
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -98,11 +99,18 @@ def interned(cache: dict[T, T], value: T, kept: int = 4096) -> T:
     first): for the small immutable values a state repeats across positions and tables (a
     position, a set of players, a config), so that each is stored once. Bounded: emptied
     when it holds ``kept`` (the values shared already stay shared)."""
-    found = cache.get(value)
+    return interned_as(cache, value, value, kept)
+
+
+def interned_as(cache: dict[K, T], key: K, value: T, kept: int = 4096) -> T:
+    """:func:`interned` for a value that is not hashable itself, or not cheaply: the one
+    object ``cache`` holds under ``key`` (``value`` when it is the first); the value must
+    never be changed in place."""
+    found = cache.get(key)
     if found is None:
         if len(cache) >= kept:
             cache.clear()
-        found = cache[value] = value
+        found = cache[key] = value
     return found
 
 

@@ -39,7 +39,7 @@ from cardroom_wire import ErrorCode, check_id, check_seat_key
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .game import NEW_TABLE, Command, Event, Game, Message, Outcome, Rejection, rejection_of
-from .kit import folds_of, interned
+from .kit import folds_of, interned, interned_as
 
 TABLE_PREFIX = "table."
 CREATED = "table.created"
@@ -677,12 +677,7 @@ def _stored_config(raw: dict[str, Any]) -> dict[str, Any]:
         key = json.dumps(raw, separators=(",", ":"))
     except (TypeError, ValueError):
         return raw
-    found = _RAW_CONFIGS.get(key)
-    if found is None:
-        if len(_RAW_CONFIGS) >= 1024:
-            _RAW_CONFIGS.clear()
-        found = _RAW_CONFIGS[key] = raw
-    return found
+    return interned_as(_RAW_CONFIGS, key, raw, kept=1024)
 
 
 def _shared_config(config: BaseModel) -> BaseModel:

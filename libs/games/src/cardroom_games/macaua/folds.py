@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, cast
 
 from cardroom_engine import Event
-from cardroom_engine.kit import Folds, interned
+from cardroom_engine.kit import Folds, interned, interned_as
 from cardroom_mentalpoker import (
     MACAUA_CARDS,
     CardKeys,
@@ -426,10 +426,7 @@ _SETTLED: dict[int, DeckState] = {}
 def _settled(size: int) -> DeckState:
     """One played-out deck of each size, across tables (it holds nothing else; a long game
     keeps many)."""
-    found = _SETTLED.get(size)
-    if found is None:
-        found = _SETTLED[size] = DeckState((), (), settled=size)
-    return found
+    return interned_as(_SETTLED, size, DeckState((), (), settled=size))
 
 
 def _keep_commitments(
