@@ -109,83 +109,62 @@ def play_timed(
     game_id: str = "g1",
 ) -> Played:
     with seeded_secrets(seed + 2_000_029):
-        return _play_timed(
-            game,
-            seats,
-            seed,
-            config,
-            stop_after_commands=stop_after_commands,
-            max_commands=max_commands,
-            game_id=game_id,
-        )
-
-
-def _play_timed(
-    game: Game[Any],
-    seats: Sequence[str],
-    seed: int,
-    config: Mapping[str, Any] | None,
-    *,
-    stop_after_commands: int | None,
-    max_commands: int,
-    game_id: str,
-) -> Played:
-    rules_rng = random.Random(seed)
-    choose_rng = random.Random(seed + 1_000_003)
-    choose, _, keys = chooser_for(game, seats)
-    local = new_game(game, seats, rules_rng, config, game_id=game_id, keys=keys)
-    table = local.table
-    played = Played(game.name, game_id, list(seats))
-    # the lobby and the deal, as the gamemaster appends them (untimed: once per game)
-    lobby = [(s.event, {"actor": seats[0]}, frozenset(s.notifications)) for s in local.steps]
-    played.decisions.append(lobby)
-    needs_notes = choose is not random_chooser
-    while local.state.status == "playing":
-        if stop_after_commands is not None and played.commands >= stop_after_commands:
-            return played
-        movers = [(p, a) for p in local.state.seats if (a := table.actions(local.state, p))]
-        if not movers:
-            raise RuntimeError(f"{game.name}: nobody can move and the game is not over")
-        player, actions = choose_rng.choice(movers)
-        command = dict(choose(local, player, actions, choose_rng))
-        trace: list[list[tuple[Any, Event, Any]]] = []
-        t0 = time.perf_counter()
-        state = local.state
-        events = table.decide(state, player, command, rules_rng, gate_open=True)
-        batch: list[tuple[Any, Event, Any]] = []
-        for event in events:
-            after = table.evolve(state, event)
-            batch.append((state, event, after))
-            state = after
-        trace.append(batch)
-        while True:
-            events = table.follow_up(state, rules_rng)
-            if not events:
-                break
-            batch = []
+        rules_rng = random.Random(seed)
+        choose_rng = random.Random(seed + 1_000_003)
+        choose, _, keys = chooser_for(game, seats)
+        local = new_game(game, seats, rules_rng, config, game_id=game_id, keys=keys)
+        table = local.table
+        played = Played(game.name, game_id, list(seats))
+        # the lobby and the deal, as the gamemaster appends them (untimed: once per game)
+        lobby = [(s.event, {"actor": seats[0]}, frozenset(s.notifications)) for s in local.steps]
+        played.decisions.append(lobby)
+        needs_notes = choose is not random_chooser
+        while local.state.status == "playing":
+            if stop_after_commands is not None and played.commands >= stop_after_commands:
+                return played
+            movers = [(p, a) for p in local.state.seats if (a := table.actions(local.state, p))]
+            if not movers:
+                raise RuntimeError(f"{game.name}: nobody can move and the game is not over")
+            player, actions = choose_rng.choice(movers)
+            command = dict(choose(local, player, actions, choose_rng))
+            trace: list[list[tuple[Any, Event, Any]]] = []
+            t0 = time.perf_counter()
+            state = local.state
+            events = table.decide(state, player, command, rules_rng, gate_open=True)
+            batch: list[tuple[Any, Event, Any]] = []
             for event in events:
                 after = table.evolve(state, event)
                 batch.append((state, event, after))
                 state = after
             trace.append(batch)
-        played.seconds += time.perf_counter() - t0
-        played.commands += 1
-        local.state = state
-        for i, b in enumerate(trace):
-            meta: dict[str, Any] = {"actor": player} if i == 0 else {}
-            decision = []
-            for before, event, after in b:
-                notes = table.notify(before, event, after)
-                played.evolves += 1
-                decision.append((event, meta, frozenset(notes)))
-                if needs_notes:
-                    local.steps.append(Step(event, notes, after.version))
-            played.decisions.append(decision)
-        played.command_ends.append(len(played.decisions))
-        if played.commands > max_commands:
-            raise RuntimeError(f"{game.name}: no end after {max_commands} commands")
-    played.finished = True
-    return played
+            while True:
+                events = table.follow_up(state, rules_rng)
+                if not events:
+                    break
+                batch = []
+                for event in events:
+                    after = table.evolve(state, event)
+                    batch.append((state, event, after))
+                    state = after
+                trace.append(batch)
+            played.seconds += time.perf_counter() - t0
+            played.commands += 1
+            local.state = state
+            for i, b in enumerate(trace):
+                meta: dict[str, Any] = {"actor": player} if i == 0 else {}
+                decision = []
+                for before, event, after in b:
+                    notes = table.notify(before, event, after)
+                    played.evolves += 1
+                    decision.append((event, meta, frozenset(notes)))
+                    if needs_notes:
+                        local.steps.append(Step(event, notes, after.version))
+                played.decisions.append(decision)
+            played.command_ends.append(len(played.decisions))
+            if played.commands > max_commands:
+                raise RuntimeError(f"{game.name}: no end after {max_commands} commands")
+        played.finished = True
+        return played
 
 
 def try_game(game_type: str, players: int, seed: int = 1) -> tuple[Game[Any] | None, str]:
