@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from cardroom_engine import Event, Rejection, Table, TableState
-from cardroom_games.macaua import BAD_SIGNATURE, HeuristicBot, MacauaBot, RandomMacauaBot
+from cardroom_games.macaua import BAD_SIGNATURE, HeuristicBot, MacauaBot, RandomMacauaBot, folds
 from cardroom_games.macaua.state import MaskedCards, genesis_hash
 from cardroom_mentalpoker import (
     MaskedCard,
@@ -243,4 +243,13 @@ def test_masked_cards_behave_as_the_tuple(make: Callable[[Any], MaskedCards]) ->
     assert tuple(other) == (masked[0], cards[0], masked[2])
     assert tuple(lazy) == masked  # the original is untouched
     assert tuple(MaskedCards.replacing(masked, {0: texts[2]})) == (masked[2], *masked[1:])
-    assert all(isinstance(card, bytes | MaskedCard) for card in other._cards)  # packed now
+    assert not other.is_deferred  # packed now
+    # an open card shared by every deck is kept as its index, any other card as its bytes
+    shared = folds._OPEN["2H"]
+    mixed = MaskedCards.replacing(other, {2: shared})
+    assert mixed[2] is shared
+    assert tuple(mixed) == (masked[0], cards[0], shared)
+    assert mixed.json_at(1) == cards[0].to_json()
+    assert mixed[-1] is shared
+    with pytest.raises(IndexError):
+        mixed[3]

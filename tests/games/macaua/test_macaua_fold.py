@@ -12,7 +12,14 @@ from cardroom_engine import Table
 from cardroom_games.macaua import GAME, folds
 from cardroom_games.macaua.bots import RandomMacauaBot
 from cardroom_games.macaua.folds import _keep_commitments
-from cardroom_games.macaua.state import DeckState, MacauaState, MaskedCards, genesis_hash
+from cardroom_games.macaua.state import (
+    DeckState,
+    MacauaState,
+    MaskedCards,
+    genesis_hash,
+    keys_on,
+    seat_bit,
+)
 from cardroom_games.macaua.state import next_hash as _next_hash
 from cardroom_mentalpoker import (
     GENESIS_HASH,
@@ -179,23 +186,27 @@ def test_a_stored_log_folds_to_the_same_state() -> None:
     assert GAME.outcome(again.game) == GAME.outcome(h.game)
 
 
-def test_a_table_keeps_no_proofs_and_one_set_per_masking() -> None:
+def test_a_table_keeps_no_proofs_and_maskings_as_seat_bits() -> None:
     """What a table holds of a deck in play: each player's commitments without the proofs
-    (checked by decide, kept in the log), and the positions' maskings as a few shared sets;
-    the proofs held were most of a Macaua table's memory."""
+    (checked by decide, kept in the log), and the positions' maskings as one byte each, a
+    bit per seat whose key is on the card; the proofs held were most of a Macaua table's
+    memory."""
     h = Harness(2, {}, seed=5)
     h.to_play()
-    for deck in h.game.decks:
-        assert deck.keys
-        assert all(type(k) is CardKeys for k in deck.keys.values())
-        assert len({id(m) for m in deck.masking}) == len(set(deck.masking))
     # the same from the log alone, as a gamemaster loads a table
-    table = Table(GAME)
-    loaded = table.replay([s.event for s in h.local.steps]).game
+    loaded = Table(GAME).replay([s.event for s in h.local.steps]).game
     assert loaded == h.game
-    for deck in loaded.decks:
-        assert all(type(k) is CardKeys for k in deck.keys.values())
-        assert len({id(m) for m in deck.masking}) == len(set(deck.masking))
+    for state in (h.game, loaded):
+        for deck in state.decks:
+            assert deck.keys
+            assert all(type(k) is CardKeys for k in deck.keys.values())
+            assert type(deck.masking) is bytes
+            assert len(deck.masking) == len(deck.cards)
+            assert set(deck.masking) <= set(range(4))  # two seats: bits 1 and 2
+        # a dealt card carries its owner's key alone (the others published theirs)
+        for player in state.seats:
+            for d, i in state.hands[player]:
+                assert keys_on(state, state.decks[d].masking[i]) == [player]
 
 
 def test_a_deck_every_position_of_which_is_open_keeps_only_its_size() -> None:
@@ -246,7 +257,11 @@ def test_a_key_no_longer_on_a_card_is_refused_where_its_commitment_is_gone() -> 
         forged = h.bots[player].sign(h.gview(player), {**honest, "keys": stale})
         assert h.refused(player, forged) == ErrorCode.BAD_REQUEST
         for deck in h.game.decks:
-            held = set().union(*deck.masking) if deck.masking else set(deck.keys)
+            held = (
+                {p for m in deck.masking for p in keys_on(h.game, m)}
+                if deck.masking
+                else set(deck.keys)
+            )
             assert set(deck.keys) == held  # no commitments kept for a player off the deck
         h.send(player, h.bot_command(player))  # its honest audit is still taken
         return
@@ -287,7 +302,7 @@ def test_a_settled_state_packs_the_cards_of_a_step_kept_as_json() -> None:
 
     def deferred(s: MacauaState) -> bool:
         masked = s.decks[-1].masked if s.decks else ()
-        return isinstance(masked, MaskedCards) and masked._deferred
+        return isinstance(masked, MaskedCards) and masked.is_deferred
 
     h = Harness(3, {}, seed=7)
     h.run(deferred, limit=1_000)
@@ -298,7 +313,9 @@ def test_a_settled_state_packs_the_cards_of_a_step_kept_as_json() -> None:
     table.settle(settled)
     assert deferred(lazy.game)
     assert not deferred(settled.game)
-    assert all(isinstance(c, bytes) for c in settled.game.decks[-1].masked._cards)
+    packed = settled.game.decks[-1].masked
+    assert isinstance(packed, MaskedCards)
+    assert len(packed._data) == 96 * len(packed)  # every card's three points, nothing more
     assert settled == lazy
     assert list(settled.game.decks[-1].masked) == list(h.game.decks[-1].masked)
 
@@ -326,7 +343,8 @@ def test_commitments_are_kept_only_where_their_key_is_on_a_card() -> None:
             ).cards
         for d, deck in enumerate(game.decks):
             for player, keys in deck.keys.items():
-                on = [i for i, masking in enumerate(deck.masking) if player in masking]
+                bit = seat_bit(game, player)
+                on = [i for i, masking in enumerate(deck.masking) if masking & bit]
                 assert on or not deck.masking  # (before the mask phase every key is on)
                 for i in on:
                     assert keys.cards[i] == committed[d, player][i]
@@ -339,20 +357,20 @@ def test_commitments_are_let_go_once_half_of_them_can_be_read_no_more() -> None:
     packed = CardKeys.from_json_unchecked(json.loads(json.dumps(keys.to_json())))
     held = {"a": packed, "b": packed}
 
-    def maskings(a_on: set[int]) -> list[frozenset[str]]:
-        return [frozenset({"a", "b"} if i in a_on else {"b"}) for i in range(12)]
+    def maskings(a_on: set[int]) -> bytes:  # "a" is bit 1, "b" bit 2
+        return bytes(3 if i in a_on else 2 for i in range(12))
 
-    assert _keep_commitments(held, "a", maskings(set(range(7)))) is held  # 7 of 12: all kept
-    kept = _keep_commitments(held, "a", maskings({0, 3, 5, 11}))  # 4 of 12: packed again
+    assert _keep_commitments(held, "a", 1, maskings(set(range(7)))) is held  # 7 of 12: all kept
+    kept = _keep_commitments(held, "a", 1, maskings({0, 3, 5, 11}))  # 4 of 12: packed again
     assert kept["b"] is packed
     cards = kept["a"].cards
     assert isinstance(cards, KeptPoints)
     assert cards.kept == 4
     assert [cards[i] for i in (0, 3, 5, 11)] == [keys.cards[i] for i in (0, 3, 5, 11)]
-    assert kept["a"].shuffle == keys.shuffle
-    assert _keep_commitments(kept, "a", maskings({0, 3, 5})) is kept  # 3 of 4 kept: as is
-    fewer = _keep_commitments(kept, "a", maskings({3, 11}))["a"].cards  # 2 of 4: again
+    assert kept["a"].shuffle is None  # (only the shuffle and mask steps read it)
+    assert _keep_commitments(kept, "a", 1, maskings({0, 3, 5})) is kept  # 3 of 4 kept: as is
+    fewer = _keep_commitments(kept, "a", 1, maskings({3, 11}))["a"].cards  # 2 of 4: again
     assert isinstance(fewer, KeptPoints)
     assert fewer.kept == 2
     assert fewer[11] == keys.cards[11]
-    assert "a" not in _keep_commitments(kept, "a", maskings(set()))  # on no card: dropped
+    assert "a" not in _keep_commitments(kept, "a", 1, maskings(set()))  # on no card: dropped

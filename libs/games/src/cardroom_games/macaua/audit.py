@@ -9,17 +9,18 @@ from typing import Any
 
 from cardroom_mentalpoker import MentalPokerError, Scalar, decode_card, partial_unmask
 
-from .state import MacauaState, Pos
+from .state import MacauaState, Pos, keys_on, seat_bit
 
 
 def audit_positions(state: MacauaState, player: str) -> list[Pos]:
     """The positions that still carry ``player``'s key (at most the 54 live cards): its own
     hand and the fresh pile. Every other key it had was published when it was needed."""
+    bit = seat_bit(state, player)
     return [
         (d, i)
         for d, deck in enumerate(state.decks)
         for i, masking in enumerate(deck.masking)
-        if player in masking
+        if masking & bit
     ]
 
 
@@ -34,6 +35,9 @@ def audit_decks(state: MacauaState, withheld: Sequence[str] = ()) -> dict[str, A
     holds responsible (those who withheld theirs: a bad deck is not laid at anyone's door,
     as the keys cannot tell which shuffle it was)."""
     missing_keys = frozenset(withheld)
+    missing_bits = 0
+    for player in missing_keys:
+        missing_bits |= seat_bit(state, player)
     reports: list[dict[str, Any]] = []
     ok = True
     tampered = False
@@ -43,13 +47,13 @@ def audit_decks(state: MacauaState, withheld: Sequence[str] = ()) -> dict[str, A
         found: list[str | None] = []
         sealed = 0
         for i, card in enumerate(deck.masked):
-            masking = deck.masking[i] if deck.masking else frozenset()
-            if masking & missing_keys:
+            masking = deck.masking[i] if deck.masking else 0
+            if masking & missing_bits:
                 sealed += 1
                 continue
             current = card
             try:
-                for player in sorted(masking):
+                for player in sorted(keys_on(state, masking)):
                     key = Scalar.from_hex(state.audit_keys[player][(d, i)])
                     current = partial_unmask(current, key)
             except (MentalPokerError, KeyError):

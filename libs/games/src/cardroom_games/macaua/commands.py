@@ -60,6 +60,7 @@ from .state import (
     Pos,
     deal_layout,
     may_move,
+    seat_bit,
 )
 
 # -- stable rejection codes (besides the wire's ErrorCode) ----------------------------------
@@ -295,7 +296,7 @@ def decide_play(state: MacauaState, actor: str, signed: SignedMove) -> list[Even
     played: list[list[Any]] = []
     for pos, claim in zip(order, claims, strict=True):
         masked = state.decks[pos[0]].masked[pos[1]]
-        if state.decks[pos[0]].masking[pos[1]] != frozenset({actor}):
+        if state.decks[pos[0]].masking[pos[1]] != seat_bit(state, actor):
             raise Rejection(NOT_YOUR_CARD, "that card is not yours alone to open")
         opened = partial_unmask(masked, keys[pos])
         if not opened.is_open or decode_card(opened.msg) != claim:
@@ -373,7 +374,7 @@ def _published(
         deck = state.decks[pos[0]]
         # only a key still on the card is published (the table keeps no commitment for one
         # that is not: see the folds' _set_cards)
-        if pos[1] >= len(deck.masking) or actor not in deck.masking[pos[1]]:
+        if pos[1] >= len(deck.masking) or not deck.masking[pos[1]] & seat_bit(state, actor):
             raise Rejection(
                 ErrorCode.BAD_REQUEST,
                 f"your key is not on position {pos[1]} of deck {pos[0]} (published already)",

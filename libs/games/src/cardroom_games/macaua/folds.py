@@ -17,7 +17,6 @@ from cardroom_mentalpoker import (
     CardKeys,
     KeptPoints,
     MaskedCard,
-    card_point,
     decode_card,
     open_deck,
 )
@@ -34,6 +33,7 @@ from .state import (
     DRAW_ENDED,
     KEYS,
     MASK,
+    OPEN_CARDS,
     PLAYED,
     REJECTED,
     RESHUFFLED,
@@ -52,6 +52,7 @@ from .state import (
     chained,
     deal_layout,
     genesis_hash,
+    seat_bit,
 )
 
 FOLDS = Folds[MacauaState]("macaua")
@@ -76,8 +77,8 @@ def evolve(state: MacauaState, event: Event) -> MacauaState:
     return fold(state, event)
 
 
-_OPEN: dict[str, MaskedCard] = {c: MaskedCard.open(card_point(c)) for c in MACAUA_CARDS}
-"""Every card face up (immutable: shared by every deck it is played in)."""
+_OPEN: dict[str, MaskedCard] = dict(zip(MACAUA_CARDS, OPEN_CARDS, strict=True))
+"""Every card face up, by its code (:data:`~.state.OPEN_CARDS`)."""
 _OPEN_CODE: dict[int, str] = {id(card): code for code, card in _OPEN.items()}
 """The code of each shared open card, by identity (they live as long as the module)."""
 _CODE: dict[str, str] = {c: c for c in MACAUA_CARDS}
@@ -156,8 +157,13 @@ def on_mask(state: MacauaState, event: Event, **head: Any) -> MacauaState:
         decks = (*state.decks[:-1], deck._replace(masked=MaskedCards.deferred(move_cards)))
         return state._replace(**head, decks=decks, waiting=state.waiting[1:])
     cards = MaskedCards.from_json(move_cards)  # the deck's cards from now on
-    everyone = frozenset(state.seats)
-    deck = deck._replace(masked=cards, masking=(everyone,) * len(deck.cards))
+    everyone = (1 << len(state.seats)) - 1
+    deck = deck._replace(
+        masked=cards,
+        masking=bytes([everyone]) * len(deck.cards),
+        # nothing is checked against the shuffle keys from now on
+        keys={p: k.masked() for p, k in deck.keys.items()},
+    )
     decks = (*state.decks[:-1], deck)
     if state.deck_no == 0:
         layout = deal_layout(state)
@@ -184,12 +190,14 @@ def on_mask(state: MacauaState, event: Event, **head: Any) -> MacauaState:
 @FOLDS.on(REVEAL)
 def on_reveal(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     player = event["player"]
+    off = ~seat_bit(state, player)
     decks = _set_cards(
         state.decks,
+        seat_bit(state, player),
         player,
         (
             # decide computed the card, from the published key
-            (d, i, card, state.decks[d].masking[i] - {player})
+            (d, i, card, state.decks[d].masking[i] & off)
             for d, i, card in event["opened"]
         ),
     )
@@ -228,9 +236,11 @@ def on_reveal(state: MacauaState, event: Event, **head: Any) -> MacauaState:
 @FOLDS.on(PLAYED)
 def on_played(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     player = event["player"]
-    nobody: frozenset[str] = frozenset()
     decks = _set_cards(
-        state.decks, player, ((d, i, _OPEN[card], nobody) for d, i, card, _k in event["cards"])
+        state.decks,
+        seat_bit(state, player),
+        player,
+        ((d, i, _OPEN[card], 0) for d, i, card, _k in event["cards"]),
     )
     codes: list[str] = [_CODE.get(card, card) for _d, _i, card, _k in event["cards"]]
     played = {(d, i) for d, i, _c, _k in event["cards"]}
@@ -370,7 +380,6 @@ def _end_turn(state: MacauaState, **changes: Any) -> MacauaState:
 
 
 _POSITIONS: dict[Pos, Pos] = {}
-_MASKINGS: dict[frozenset[str], frozenset[str]] = {}
 
 
 def _pos(deck: int, position: int) -> Pos:
@@ -379,29 +388,21 @@ def _pos(deck: int, position: int) -> Pos:
     return interned(_POSITIONS, (deck, position))
 
 
-def _shared(masking: frozenset[str]) -> frozenset[str]:
-    """One set for equal maskings, across positions and tables (they are immutable): a
-    deck's positions hold a few distinct ones, and a set each was a tenth of a table's
-    memory."""
-    found = _MASKINGS.get(masking)  # (most are: without a call)
-    return found if found is not None else interned(_MASKINGS, masking)
-
-
 def _set_cards(
     decks: tuple[DeckState, ...],
+    bit: int,
     player: str,
-    changes: Iterable[tuple[int, int, MaskedCard | CardJson, frozenset[str]]],
+    changes: Iterable[tuple[int, int, MaskedCard | CardJson, int]],
 ) -> tuple[DeckState, ...]:
     """``decks`` with new cards and maskings at some ``(deck, position, card, masking)``, where
-    ``player`` took its key off those cards (a reveal, a play: the only way a key leaves a
-    card); each deck touched is copied once, not once per card. Equal maskings share one set
-    (:func:`_shared`)."""
-    cards: dict[int, tuple[dict[int, MaskedCard | CardJson], list[frozenset[str]]]] = {}
+    ``player`` (its seat's ``bit``) took its key off those cards (a reveal, a play: the only
+    way a key leaves a card); each deck touched is copied once, not once per card."""
+    cards: dict[int, tuple[dict[int, MaskedCard | CardJson], bytearray]] = {}
     for d, i, card, masking in changes:
         if d not in cards:
-            cards[d] = ({}, list(decks[d].masking))
+            cards[d] = ({}, bytearray(decks[d].masking))
         cards[d][0][i] = card
-        cards[d][1][i] = _shared(masking)
+        cards[d][1][i] = masking
     out = list(decks)
     for d, (masked, maskings) in cards.items():
         deck = out[d]
@@ -415,8 +416,8 @@ def _set_cards(
             continue
         keys = deck.keys
         if player in keys:
-            keys = _keep_commitments(keys, player, maskings)
-        out[d] = deck._replace(masked=cards_now, masking=tuple(maskings), keys=keys)
+            keys = _keep_commitments(keys, player, bit, maskings)
+        out[d] = deck._replace(masked=cards_now, masking=bytes(maskings), keys=keys)
     return tuple(out)
 
 
@@ -430,25 +431,25 @@ def _settled(size: int) -> DeckState:
 
 
 def _keep_commitments(
-    keys: Mapping[str, CardKeys], player: str, maskings: Sequence[frozenset[str]]
+    keys: Mapping[str, CardKeys], player: str, bit: int, maskings: Sequence[int]
 ) -> Mapping[str, CardKeys]:
-    """``keys`` with ``player``'s commitments kept only where its key is still on a card
-    (none: dropped), once that is at most half of what is kept (so each deck is packed again
-    a few times at most): a key leaves a deck's cards one reveal or play at a time, and an
-    old deck in play is mostly open cards."""
+    """``keys`` with ``player``'s commitments (its seat's ``bit``) kept only where its key is
+    still on a card (none: dropped), once that is at most half of what is kept (so each deck
+    is packed again a few times at most): a key leaves a deck's cards one reveal or play at a
+    time, and an old deck in play is mostly open cards."""
     held = keys[player]
     kept = held.cards.kept if isinstance(held.cards, KeptPoints) else len(held.cards)
     # counted only as far as it takes to know: most events leave more than half kept
     on, half = 0, kept // 2
     for masking in maskings:
-        if player in masking:
+        if masking & bit:
             on += 1
             if on > half:
                 return keys
     if not on:
         return {p: k for p, k in keys.items() if p != player} or _NOTHING
-    positions = [i for i, masking in enumerate(maskings) if player in masking]
-    return {**keys, player: CardKeys(held.shuffle, KeptPoints.keeping(held.cards, positions))}
+    positions = [i for i, masking in enumerate(maskings) if masking & bit]
+    return {**keys, player: CardKeys(None, KeptPoints.keeping(held.cards, positions))}
 
 
 def _whole(masked: MaskedCards, cards: tuple[str, ...]) -> bool:

@@ -18,6 +18,7 @@ from cardroom_mentalpoker import (
     CardKeys,
     DealLayout,
     MaskedCard,
+    card_point,
     plain_state_hash,
     standard_deal,
     state_hash,
@@ -132,29 +133,52 @@ CardJson = Mapping[str, str]
 """A masked card as the JSON of an accepted move (``MaskedCard.to_json``)."""
 
 
-class MaskedCards(Sequence[MaskedCard]):
-    """A deck's masked cards, each kept as the 96 bytes of its three points (from the JSON of
-    the accepted move that set it: the last mask step, a reveal) and made a
-    :class:`MaskedCard` each time it is read, or as a card itself (an open card, shared by
-    every deck). A parsed card with its JSON's strings costs about 400 to 570 bytes against
-    129, and a table keeps up to 54 masked cards for each deck in play; a fold reads few of
-    them (the face-up card of the deal). The cards of a step that the next step replaces
-    whole (every shuffle, every mask step but the last) stay the move's JSON, packed only if
-    a card of them is replaced (:meth:`deferred`). Equal to a tuple of the same cards (the
-    tuple it stands for)."""
+OPEN_CARDS: Final = tuple(MaskedCard.open(card_point(code)) for code in MACAUA_CARDS)
+"""Every card face up, in the order of :data:`MACAUA_CARDS` (immutable: shared by every deck
+and table it is played in)."""
+_OPEN_INDEX: Final = {id(card): i for i, card in enumerate(OPEN_CARDS)}
+_MASKED: Final = 255
+"""A position of :class:`MaskedCards` whose card is in its bytes (else: an open card's index)."""
+_CARD_BYTES: Final = 96
 
-    __slots__ = ("_cards", "_deferred")
+
+class MaskedCards(Sequence[MaskedCard]):
+    """A deck's masked cards, kept as one byte a position and one bytes object for the deck:
+    a position holds a shared open card (:data:`OPEN_CARDS`, by its index) or the 96 bytes of
+    its card's three points (from the JSON of the accepted move that set it: the last mask
+    step, a reveal), and a :class:`MaskedCard` is made each time one is read. A parsed card
+    with its JSON's strings costs about 400 to 570 bytes, a bytes object of its own 144, and a
+    table keeps up to 54 masked cards for each deck in play; a fold reads few of them (the
+    face-up card of the deal). The cards of a step that the next step replaces whole (every
+    shuffle, every mask step but the last) stay the move's JSON, packed only if a card of
+    them is replaced (:meth:`deferred`). Equal to a tuple of the same cards (the tuple it
+    stands for)."""
+
+    __slots__ = ("_at", "_data", "_json")
+
+    _at: bytes
+    """Per position: :data:`_MASKED`, or the index of the open card it holds."""
+    _data: bytes
+    """The 96 bytes of each position's card that is not a shared open card, in order."""
+    _json: list[CardJson] | None
+    """A deferred step's cards, as the move's JSON (``_at`` and ``_data`` unused)."""
 
     def __init__(self, cards: Iterable[MaskedCard | CardJson | bytes]) -> None:
-        self._cards: list[MaskedCard | bytes | CardJson] = [_packed(card) for card in cards]
-        self._deferred = False
+        at = bytearray()
+        data = bytearray()
+        for card in cards:
+            kind, packed = _packed(card)
+            at.append(kind)
+            data += packed
+        self._at, self._data, self._json = bytes(at), bytes(data), None
 
     @classmethod
-    def from_json(cls, cards: Iterable[CardJson]) -> MaskedCards:
-        """The cards of an accepted move, packed (as :func:`_packed` keeps a card's JSON)."""
+    def from_json(cls, cards: Sequence[CardJson]) -> MaskedCards:
+        """The cards of an accepted move, packed."""
         new = cls.__new__(cls)
-        new._cards = [_json_bytes(c) for c in cards]
-        new._deferred = False
+        new._at = bytes([_MASKED]) * len(cards)
+        new._data = _fromhex("".join(c["epk"] + c["msg"] + c["pk"] for c in cards))
+        new._json = None
         return new
 
     @classmethod
@@ -162,37 +186,46 @@ class MaskedCards(Sequence[MaskedCard]):
         """The cards of an accepted move kept as its JSON (each parsed when read): for a step
         whose cards the next step replaces whole, so that they are never packed."""
         new = cls.__new__(cls)
-        new._cards = list(cards)
-        new._deferred = True
+        new._at = new._data = b""
+        new._json = list(cards)
         return new
+
+    @property
+    def is_deferred(self) -> bool:
+        """Whether the cards are still the move's JSON (see :meth:`deferred`)."""
+        return self._json is not None
 
     @classmethod
     def replacing(
         cls, deck: Sequence[MaskedCard], changes: Mapping[int, MaskedCard | CardJson]
     ) -> MaskedCards:
         """``deck`` with the cards at some positions replaced (none of them is parsed)."""
-        new = cls.__new__(cls)
         if not isinstance(deck, MaskedCards):
-            new._cards = list(deck)
-        elif deck._deferred:
-            new._cards = [_packed(card) for card in deck._cards]
-        else:
-            new._cards = list(deck._cards)
-        new._deferred = False
-        cards = new._cards
-        for i, card in changes.items():
-            cards[i] = card if isinstance(card, (MaskedCard, bytes)) else _packed(card)
+            deck = cls(deck)
+        elif deck._json is not None:
+            deck = cls.from_json(deck._json)
+        at = bytearray(deck._at)
+        data = bytearray(deck._data)
+        # from the last position back: a change moves the bytes of the positions after it
+        for i in sorted(changes, reverse=True):
+            kind, packed = _packed(changes[i])
+            start = at.count(_MASKED, 0, i) * _CARD_BYTES
+            end = start + _CARD_BYTES if at[i] == _MASKED else start
+            data[start:end] = packed
+            at[i] = kind
+        new = cls.__new__(cls)
+        new._at, new._data, new._json = bytes(at), bytes(data), None
         return new
 
     def pack(self) -> None:
         """Keep the cards of a deferred step packed from now on (the same cards: for a state
         kept a while, as ``Game.settle`` does, whose next step may be long in coming)."""
-        if self._deferred:
-            self._cards = [_packed(card) for card in self._cards]
-            self._deferred = False
+        if self._json is not None:
+            packed = MaskedCards.from_json(self._json)
+            self._at, self._data, self._json = packed._at, packed._data, None
 
     def __len__(self) -> int:
-        return len(self._cards)
+        return len(self._json) if self._json is not None else len(self._at)
 
     @overload
     def __getitem__(self, index: int) -> MaskedCard: ...
@@ -201,22 +234,41 @@ class MaskedCards(Sequence[MaskedCard]):
     def __getitem__(self, index: int | slice) -> MaskedCard | tuple[MaskedCard, ...]:
         if isinstance(index, slice):
             return tuple(self)[index]
-        return _card(self._cards[index])
+        if self._json is not None:
+            return MaskedCard.from_json_unchecked(self._json[index])
+        at = self._at
+        kind = at[index]  # (raises IndexError as a tuple would)
+        if kind != _MASKED:
+            return OPEN_CARDS[kind]
+        start = at.count(_MASKED, 0, index % len(at)) * _CARD_BYTES
+        return _unpacked(self._data[start : start + _CARD_BYTES])
 
     def __iter__(self) -> Iterator[MaskedCard]:
-        for card in self._cards:
-            yield _card(card)
+        if self._json is not None:
+            for card in self._json:
+                yield MaskedCard.from_json_unchecked(card)
+            return
+        data, start = self._data, 0
+        for kind in self._at:
+            if kind != _MASKED:
+                yield OPEN_CARDS[kind]
+            else:
+                yield _unpacked(data[start : start + _CARD_BYTES])
+                start += _CARD_BYTES
 
     def json_at(self, index: int) -> dict[str, str]:
         """``self[index].to_json()``, without making the card."""
-        card = self._cards[index]
-        if isinstance(card, bytes):
-            text = card.hex()
-            return {"epk": text[:64], "msg": text[64:128], "pk": text[128:]}
-        if isinstance(card, MaskedCard):
-            return card.to_json()
-        # (JSON that decide took in canonical form: what to_json writes, in its key order)
-        return {"epk": card["epk"], "msg": card["msg"], "pk": card["pk"]}
+        if self._json is not None:
+            card = self._json[index]
+            # (JSON that decide took in canonical form: what to_json writes, in its key order)
+            return {"epk": card["epk"], "msg": card["msg"], "pk": card["pk"]}
+        at = self._at
+        kind = at[index]
+        if kind != _MASKED:
+            return OPEN_CARDS[kind].to_json()
+        start = at.count(_MASKED, 0, index % len(at)) * _CARD_BYTES
+        text = self._data[start : start + _CARD_BYTES].hex()
+        return {"epk": text[:64], "msg": text[64:128], "pk": text[128:]}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, (tuple, MaskedCards)):
@@ -230,24 +282,18 @@ class MaskedCards(Sequence[MaskedCard]):
         return f"MaskedCards({tuple(self)!r})"
 
 
-def _card(card: MaskedCard | bytes | CardJson) -> MaskedCard:
+def _packed(card: MaskedCard | CardJson | bytes) -> tuple[int, bytes]:
+    """How :class:`MaskedCards` keeps a card: a shared open card as its index; any other as
+    the bytes of its points (from JSON decide took in canonical form: lowercase hex of
+    canonical encodings)."""
     if isinstance(card, bytes):
-        return _unpacked(card)
+        return _MASKED, card
     if isinstance(card, MaskedCard):
-        return card
-    return MaskedCard.from_json_unchecked(card)
-
-
-def _packed(card: MaskedCard | CardJson | bytes) -> MaskedCard | bytes:
-    """How :class:`MaskedCards` keeps a card: its JSON (decide took it in canonical form,
-    lowercase hex of canonical encodings) as the bytes of its points; a card as it is."""
-    if isinstance(card, (MaskedCard, bytes)):
-        return card
-    return _json_bytes(card)
-
-
-def _json_bytes(card: CardJson) -> bytes:
-    return _fromhex(card["epk"] + card["msg"] + card["pk"])
+        index = _OPEN_INDEX.get(id(card))
+        if index is not None:
+            return index, b""
+        return _MASKED, card.epk.value + card.msg.value + card.pk.value
+    return _MASKED, _fromhex(card["epk"] + card["msg"] + card["pk"])
 
 
 _unpacked = MaskedCard.from_bytes_unchecked
@@ -272,8 +318,10 @@ class DeckState(NamedTuple):
     keys: Mapping[str, CardKeys] = _NOTHING
     """Each player's commitments for this deck (their proofs, checked by decide, stay in
     the log)."""
-    masking: tuple[frozenset[str], ...] = ()
-    """Per position: the players whose key is still on the card (after the mask phase)."""
+    masking: bytes = b""
+    """Per position, whose keys are still on the card (after the mask phase): a bit per seat
+    (``1 << seat``; :func:`keys_on` names them). A byte a position (six seats at most): a
+    deck's maskings cost its length and nothing per player's name."""
     settled: int = 0
     """A played-out deck's size: every card open, and they were exactly the cards it was
     made of (checked as its last one opened). Nothing is published, opened or audited in it
@@ -350,6 +398,16 @@ class MacauaState(NamedTuple):
     @property
     def current(self) -> str:
         return self.seats[self.turn]
+
+
+def seat_bit(state: MacauaState, player: str) -> int:
+    """``player``'s bit in a position's masking (0 for one who has no seat)."""
+    return 1 << state.seats.index(player) if player in state.seats else 0
+
+
+def keys_on(state: MacauaState, masking: int) -> list[str]:
+    """The players whose keys a masking says are on the card, in seat order."""
+    return [p for s, p in enumerate(state.seats) if masking >> s & 1]
 
 
 def may_move(state: MacauaState, player: str) -> bool:
