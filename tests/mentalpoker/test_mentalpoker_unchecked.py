@@ -36,7 +36,7 @@ from cardroom_mentalpoker import (
     sign_move,
     state_hash,
 )
-from cardroom_mentalpoker.group import KeptPoints, PackedPoints
+from cardroom_mentalpoker.group import PackedPoints
 from nacl.signing import SigningKey
 
 SMALL_ORDER = "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"
@@ -152,35 +152,3 @@ def test_packed_points_are_the_tuple_of_their_points() -> None:
     card = remask(add_key(MaskedCard.open(card_point("AS")), random_scalar()))
     data = card.epk.value + card.msg.value + card.pk.value
     assert MaskedCard.from_bytes_unchecked(data) == card
-
-
-def test_kept_points_are_the_points_at_their_positions_only() -> None:
-    """A table keeps a player's commitments only where its key is still on a card
-    (``KeptPoints``): those read back as they were; the others, and reading them all, fail
-    loudly instead of giving a wrong point."""
-    keys = PlayerSecrets.generate(9).public_keys(context=b"ctx")
-    packed = CardKeys.from_json_unchecked(_wire(keys.to_json())).cards
-    kept = KeptPoints.keeping(packed, [1, 4, 8])
-    assert len(kept) == 9
-    assert kept.kept == 3
-    assert [kept[i] for i in (1, 4, 8)] == [keys.cards[i] for i in (1, 4, 8)]
-    assert kept[-1] == keys.cards[8]
-    again = KeptPoints.keeping(kept, [4, 8])  # fewer again, from kept points
-    assert again[4] == keys.cards[4]
-    assert again.kept == 2
-    assert KeptPoints.keeping(keys.cards, [1, 4, 8]) == kept  # from Point objects alike
-    assert hash(KeptPoints.keeping(keys.cards, [1, 4, 8])) == hash(kept)
-    assert kept != again
-    for gone in (0, 2, 5, 7):
-        with pytest.raises(IndexError):
-            kept[gone]
-    with pytest.raises(TypeError):
-        list(kept)
-    with pytest.raises(TypeError):
-        kept[1:3]
-    with pytest.raises(EncodingError):
-        KeptPoints(9, [4, 1], bytes(64))  # positions out of order
-    with pytest.raises(EncodingError):
-        KeptPoints(9, [1], bytes(64))  # a point without its position
-    with pytest.raises(EncodingError):
-        KeptPoints(9, [9], bytes(32))  # beyond the size

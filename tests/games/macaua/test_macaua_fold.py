@@ -4,29 +4,26 @@ the hash chain evolve computes is exactly the canonical one the players sign ove
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from cardroom_engine import Table
 from cardroom_games.macaua import GAME, folds
 from cardroom_games.macaua.bots import RandomMacauaBot
-from cardroom_games.macaua.folds import _keep_commitments
 from cardroom_games.macaua.state import (
     DeckState,
     MacauaState,
     MaskedCards,
+    commitment,
     genesis_hash,
     keys_on,
-    seat_bit,
+    without_commitments,
 )
 from cardroom_games.macaua.state import next_hash as _next_hash
 from cardroom_mentalpoker import (
     GENESIS_HASH,
     GROUP_ORDER,
     CardKeys,
-    KeptPoints,
-    PlayerSecrets,
     state_hash,
 )
 from cardroom_wire import ErrorCode
@@ -187,10 +184,10 @@ def test_a_stored_log_folds_to_the_same_state() -> None:
 
 
 def test_a_table_keeps_no_proofs_and_maskings_as_seat_bits() -> None:
-    """What a table holds of a deck in play: each player's commitments without the proofs
-    (checked by decide, kept in the log), and the positions' maskings as one byte each, a
-    bit per seat whose key is on the card; the proofs held were most of a Macaua table's
-    memory."""
+    """What a table holds of a masked deck: the commitments of the keys still on its cards
+    without their proofs (checked by decide, kept in the log), 32 bytes each in one bytes
+    object, and the positions' maskings as one byte each, a bit per seat whose key is on
+    the card; the proofs held were most of a Macaua table's memory."""
     h = Harness(2, {}, seed=5)
     h.to_play()
     # the same from the log alone, as a gamemaster loads a table
@@ -198,8 +195,9 @@ def test_a_table_keeps_no_proofs_and_maskings_as_seat_bits() -> None:
     assert loaded == h.game
     for state in (h.game, loaded):
         for deck in state.decks:
-            assert deck.keys
-            assert all(type(k) is CardKeys for k in deck.keys.values())
+            assert not deck.keys  # (the players' CardKeys: until the deck is masked)
+            on = sum(bin(m).count("1") for m in deck.masking)
+            assert len(deck.commitments) == 32 * on
             assert type(deck.masking) is bytes
             assert len(deck.masking) == len(deck.cards)
             assert set(deck.masking) <= set(range(4))  # two seats: bits 1 and 2
@@ -227,7 +225,7 @@ def test_a_deck_every_position_of_which_is_open_keeps_only_its_size() -> None:
             continue
         assert all(not (d.cards or d.keys or d.masked or d.masking) for d in old)
         assert all(d is folds._settled(d.settled) for d in old)  # one per size, shared
-        assert all(d.keys for d in h.game.decks if any(d.masking))
+        assert all(d.commitments for d in h.game.decks if any(d.masking))
         h.finish()
         if h.game.audit is not None:
             assert h.game.audit["ok"], h.game.audit
@@ -256,13 +254,8 @@ def test_a_key_no_longer_on_a_card_is_refused_where_its_commitment_is_gone() -> 
         stale = [{"deck": old, "position": i, "key": "01" + "00" * 31} for i in range(3)]
         forged = h.bots[player].sign(h.gview(player), {**honest, "keys": stale})
         assert h.refused(player, forged) == ErrorCode.BAD_REQUEST
-        for deck in h.game.decks:
-            held = (
-                {p for m in deck.masking for p in keys_on(h.game, m)}
-                if deck.masking
-                else set(deck.keys)
-            )
-            assert set(deck.keys) == held  # no commitments kept for a player off the deck
+        for deck in h.game.decks:  # no commitment kept for a key off its card
+            assert len(deck.commitments) == 32 * sum(bin(m).count("1") for m in deck.masking)
         h.send(player, h.bot_command(player))  # its honest audit is still taken
         return
     pytest.fail("no game in 30 reached its audit with a deck played out")
@@ -321,17 +314,16 @@ def test_a_settled_state_packs_the_cards_of_a_step_kept_as_json() -> None:
 
 
 def test_commitments_are_kept_only_where_their_key_is_on_a_card() -> None:
-    """A table keeps a player's commitments for a deck where its key is still on a card
-    (all of them while at most twice as many are kept, so a deck is packed again a few times
-    at most): every commitment a later key can be checked against is there, unchanged, at
-    every state of a whole game (whether it goes on long enough to let any go or not: the
-    keys, so the deal, are random)."""
+    """A table keeps the commitments of a masked deck's keys that are still on a card, and
+    no other: every commitment a later key can be checked against is there, unchanged, at
+    every state of a whole game, and nothing else is."""
     h = Harness(3, {}, seed=11)
     h.finish()
     events = [s.event for s in h.local.steps]
     table = Table(GAME)
     committed: dict[tuple[int, str], Any] = {}  # (deck, player) -> the accepted commitments
     state = table.evolve(None, events[0])
+    checked = 0
     for event in events[1:]:
         state = table.evolve(state, event)
         game = state.game
@@ -342,35 +334,43 @@ def test_commitments_are_kept_only_where_their_key_is_on_a_card() -> None:
                 event["signed"]["move"]["keys"]
             ).cards
         for d, deck in enumerate(game.decks):
-            for player, keys in deck.keys.items():
-                bit = seat_bit(game, player)
-                on = [i for i, masking in enumerate(deck.masking) if masking & bit]
-                assert on or not deck.masking  # (before the mask phase every key is on)
-                for i in on:
-                    assert keys.cards[i] == committed[d, player][i]
-                if isinstance(keys.cards, KeptPoints):
-                    assert 2 * len(on) > keys.cards.kept
+            if not deck.masking:
+                continue
+            kept = []
+            for i, masking in enumerate(deck.masking):
+                for seat in range(len(game.seats)):
+                    if masking >> seat & 1:
+                        point = commitment(deck, seat, i)
+                        assert point == committed[d, game.seats[seat]][i]
+                        kept.append(point.value)
+                        checked += 1
+                    else:
+                        with pytest.raises(KeyError):
+                            commitment(deck, seat, i)
+            assert deck.commitments == b"".join(kept)
+    assert checked > 1_000
 
 
-def test_commitments_are_let_go_once_half_of_them_can_be_read_no_more() -> None:
-    keys = PlayerSecrets.generate(12).public_keys(context=b"ctx")
-    packed = CardKeys.from_json_unchecked(json.loads(json.dumps(keys.to_json())))
-    held = {"a": packed, "b": packed}
-
-    def maskings(a_on: set[int]) -> bytes:  # "a" is bit 1, "b" bit 2
-        return bytes(3 if i in a_on else 2 for i in range(12))
-
-    assert _keep_commitments(held, "a", 1, maskings(set(range(7)))) is held  # 7 of 12: all kept
-    kept = _keep_commitments(held, "a", 1, maskings({0, 3, 5, 11}))  # 4 of 12: packed again
-    assert kept["b"] is packed
-    cards = kept["a"].cards
-    assert isinstance(cards, KeptPoints)
-    assert cards.kept == 4
-    assert [cards[i] for i in (0, 3, 5, 11)] == [keys.cards[i] for i in (0, 3, 5, 11)]
-    assert kept["a"].shuffle is None  # (only the shuffle and mask steps read it)
-    assert _keep_commitments(kept, "a", 1, maskings({0, 3, 5})) is kept  # 3 of 4 kept: as is
-    fewer = _keep_commitments(kept, "a", 1, maskings({3, 11}))["a"].cards  # 2 of 4: again
-    assert isinstance(fewer, KeptPoints)
-    assert fewer.kept == 2
-    assert fewer[11] == keys.cards[11]
-    assert "a" not in _keep_commitments(kept, "a", 1, maskings(set()))  # on no card: dropped
+def test_commitments_of_keys_that_left_their_cards_are_let_go() -> None:
+    """``without_commitments``: the points of the keys that left a card go, from any
+    position and seat; the others stay where ``commitment`` finds them."""
+    n, seats = 5, 3
+    points = {(i, s): bytes([i * seats + s + 1]) * 32 for i in range(n) for s in range(seats)}
+    masking = bytes([0b111, 0b101, 0b010, 0b111, 0b000])
+    deck = DeckState(
+        ("AS",) * n,
+        (),
+        masking=masking,
+        commitments=b"".join(
+            points[i, s] for i in range(n) for s in range(seats) if masking[i] >> s & 1
+        ),
+    )
+    assert [commitment(deck, s, 3).value for s in range(3)] == [points[3, s] for s in range(3)]
+    gone = {0: 0b010, 1: 0b101, 3: 0b100, 2: 0b001}  # (seat 0 was never on position 2)
+    after = bytes(m & ~gone.get(i, 0) for i, m in enumerate(masking))
+    smaller = deck._replace(masking=after, commitments=without_commitments(deck, gone))
+    for i in range(n):
+        for s in range(seats):
+            if after[i] >> s & 1:
+                assert commitment(smaller, s, i).value == points[i, s]
+    assert len(smaller.commitments) == 32 * sum(bin(m).count("1") for m in after)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -280,6 +279,11 @@ class PackedPoints(Sequence[Point]):
         """The points of hex accepted before (see ``Point.from_hex_unchecked``)."""
         return cls(_fromhex("".join(texts)))
 
+    @property
+    def data(self) -> bytes:
+        """The points' encodings, 32 bytes each, in order."""
+        return self._data
+
     def __len__(self) -> int:
         return len(self._data) // POINT_BYTES
 
@@ -314,74 +318,6 @@ class PackedPoints(Sequence[Point]):
 
     def __repr__(self) -> str:
         return f"PackedPoints({len(self)} points)"
-
-
-class KeptPoints(Sequence[Point]):
-    """The points at some positions of a sequence, the others let go: a player's commitments
-    for a deck once its key has left most of the deck's cards (a commitment is read again
-    only for a key still on a card). Its length is the whole sequence's; a position let go
-    raises ``IndexError``, and iterating raises ``TypeError``: nothing may read them all
-    (the shuffle and mask steps, which do, come before any key leaves a card)."""
-
-    __slots__ = ("_data", "_positions", "_size")
-
-    def __init__(self, size: int, positions: Sequence[int], data: bytes) -> None:
-        if len(data) != len(positions) * POINT_BYTES:
-            raise EncodingError("kept points: one point per position")
-        if list(positions) != sorted(set(positions)) or (positions and positions[-1] >= size):
-            raise EncodingError("kept points: positions in order, within the size")
-        self._size = size
-        # one byte a position where they fit (a deck's do): bisect reads bytes as ints
-        self._positions: Sequence[int] = bytes(positions) if size <= 256 else tuple(positions)
-        self._data = data
-
-    @classmethod
-    def keeping(cls, points: Sequence[Point], positions: Sequence[int]) -> KeptPoints:
-        """``points`` at ``positions`` (in order) only."""
-        if isinstance(points, PackedPoints):  # its bytes, without making each point
-            data = points._data
-            return cls(len(points), positions, b"".join(_encoding_at(data, i) for i in positions))
-        return cls(len(points), positions, b"".join(points[i].value for i in positions))
-
-    @property
-    def kept(self) -> int:
-        """How many positions are kept."""
-        return len(self._positions)
-
-    def __len__(self) -> int:
-        return self._size
-
-    @overload
-    def __getitem__(self, index: int) -> Point: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Point, ...]: ...
-    def __getitem__(self, index: int | slice) -> Point | tuple[Point, ...]:
-        if isinstance(index, slice):
-            raise TypeError("kept points: not every point is kept")
-        if index < 0:
-            index += self._size
-        at = bisect_left(self._positions, index)
-        if at == len(self._positions) or self._positions[at] != index:
-            raise IndexError(f"kept points: position {index} is not kept")
-        return _point_unchecked(_encoding_at(self._data, at))
-
-    def __iter__(self) -> Iterator[Point]:
-        raise TypeError("kept points: not every point is kept")
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, KeptPoints):
-            return NotImplemented
-        return (self._size, tuple(self._positions), self._data) == (
-            other._size,
-            tuple(other._positions),
-            other._data,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self._size, tuple(self._positions), self._data))
-
-    def __repr__(self) -> str:
-        return f"KeptPoints({self.kept} of {self._size} points)"
 
 
 def _scalar_from_hex_unchecked(text: str) -> Scalar:

@@ -61,21 +61,9 @@ class CardKeys:
     accepted :class:`PublicKeys`: the proofs stay in the log, and holding them would be
     most of a game's memory."""
 
-    shuffle: Point | None
-    """None once the deck is masked (:meth:`masked`): only its shuffle and mask steps are
-    checked against the shuffle key."""
+    shuffle: Point
     cards: Sequence[Point]
     """A tuple, or :class:`PackedPoints` when read back from accepted keys."""
-
-    def masked(self) -> CardKeys:
-        """These commitments without the shuffle key, for a deck whose mask phase is over."""
-        return self if self.shuffle is None else CardKeys(None, self.cards)
-
-    def shuffle_key(self) -> Point:
-        """The shuffle key; a :class:`VerificationError` once it is no longer kept."""
-        if self.shuffle is None:
-            raise VerificationError("the shuffle key of a masked deck is no longer kept")
-        return self.shuffle
 
     @property
     def deck_size(self) -> int:
@@ -107,13 +95,12 @@ class PublicKeys(CardKeys):
             )
         if len(self.card_proofs) != len(self.cards):
             raise VerificationError("public keys: one proof per card key is required")
-        shuffle = self.shuffle_key()
-        if not verify_dlog(shuffle, self.shuffle_proof, context=_shuffle_context(context)):
+        if not verify_dlog(self.shuffle, self.shuffle_proof, context=_shuffle_context(context)):
             raise VerificationError("public keys: shuffle key proof does not verify")
         for i, (point, proof) in enumerate(zip(self.cards, self.card_proofs, strict=True)):
             if not verify_dlog(point, proof, context=_card_context(context, i)):
                 raise VerificationError(f"public keys: card key {i} proof does not verify")
-        if len({p.value for p in (shuffle, *self.cards)}) != len(self.cards) + 1:
+        if len({p.value for p in (self.shuffle, *self.cards)}) != len(self.cards) + 1:
             raise VerificationError("public keys: keys must be distinct")
 
     def verify(self, *, context: bytes, deck_size: int | None = None) -> bool:
@@ -125,7 +112,7 @@ class PublicKeys(CardKeys):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "shuffle": self.shuffle_key().hex(),
+            "shuffle": self.shuffle.hex(),
             "cards": [p.hex() for p in self.cards],
             "shuffle_proof": self.shuffle_proof.to_json(),
             "card_proofs": [p.to_json() for p in self.card_proofs],

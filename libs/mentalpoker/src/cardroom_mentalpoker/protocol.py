@@ -243,15 +243,14 @@ def check_shuffle_step(
         pk_old = _deck_key(old)
     except MentalPokerError as exc:
         raise VerificationError(f"shuffle step: input deck: {exc}") from None
-    shuffle = keys.shuffle_key()
-    pk_new = pk_old + shuffle
+    pk_new = pk_old + keys.shuffle
     if pk_new.is_identity:
         raise VerificationError("shuffle step: the joint key would be the identity")
     g = base_point()
     keyed: list[MaskedCard] = []
     for i, (card, msg, dleq) in enumerate(zip(old, proof.keyed, proof.key_proofs, strict=True)):
         if not verify_dleq(
-            g, shuffle, card.epk, msg - card.msg, dleq, context=_ctx(context, "add-key", i)
+            g, keys.shuffle, card.epk, msg - card.msg, dleq, context=_ctx(context, "add-key", i)
         ):
             raise VerificationError(f"shuffle step: card {i} was not keyed with the committed key")
         keyed.append(MaskedCard(card.epk, msg, pk_new))
@@ -374,9 +373,8 @@ def check_mask_step(
     ):
         raise VerificationError("mask step: sizes differ")
     g = base_point()
-    shuffle = keys.shuffle_key()
     for i, (before, after) in enumerate(zip(old, new, strict=True)):
-        delta = keys.cards[i] - shuffle
+        delta = keys.cards[i] - keys.shuffle
         mid_pk = before.pk + delta
         if mid_pk.is_identity or after.pk != mid_pk:
             raise VerificationError(f"mask step: card {i} has pk != old pk - K + C_{i}")

@@ -58,6 +58,7 @@ from .state import (
     PendingShuffle,
     Phase,
     Pos,
+    commitment,
     deal_layout,
     may_move,
     seat_bit,
@@ -380,7 +381,7 @@ def _published(
                 f"your key is not on position {pos[1]} of deck {pos[0]} (published already)",
             )
         key = Scalar.from_hex(item.get("key"))
-        if not key_matches(key, deck.keys[actor].cards[pos[1]]):
+        if not key_matches(key, commitment(deck, state.seats.index(actor), pos[1])):
             raise Rejection(
                 BAD_KEY,
                 f"your key for position {pos[1]} of deck {pos[0]} does not match your commitment",

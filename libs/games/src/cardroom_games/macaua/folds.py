@@ -7,16 +7,18 @@ are read (:class:`~.state.MaskedCards`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, cast
 
 from cardroom_engine import Event
 from cardroom_engine.kit import Folds, interned, interned_as
 from cardroom_mentalpoker import (
     MACAUA_CARDS,
+    POINT_BYTES,
     CardKeys,
-    KeptPoints,
     MaskedCard,
+    PackedPoints,
+    Point,
     decode_card,
     open_deck,
 )
@@ -53,6 +55,7 @@ from .state import (
     deal_layout,
     genesis_hash,
     seat_bit,
+    without_commitments,
 )
 
 FOLDS = Folds[MacauaState]("macaua")
@@ -158,11 +161,17 @@ def on_mask(state: MacauaState, event: Event, **head: Any) -> MacauaState:
         return state._replace(**head, decks=decks, waiting=state.waiting[1:])
     cards = MaskedCards.from_json(move_cards)  # the deck's cards from now on
     everyone = (1 << len(state.seats)) - 1
+    # every seat's key is on every card: each position's commitments, in seat order (the
+    # shuffle keys are never read again)
+    seat_keys = [_encodings(deck.keys[p].cards) for p in state.seats]
+    commitments = b"".join(
+        k[i : i + POINT_BYTES] for i in range(0, len(seat_keys[0]), POINT_BYTES) for k in seat_keys
+    )
     deck = deck._replace(
         masked=cards,
         masking=bytes([everyone]) * len(deck.cards),
-        # nothing is checked against the shuffle keys from now on
-        keys={p: k.masked() for p, k in deck.keys.items()},
+        keys=_NOTHING,
+        commitments=commitments,
     )
     decks = (*state.decks[:-1], deck)
     if state.deck_no == 0:
@@ -193,8 +202,6 @@ def on_reveal(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     off = ~seat_bit(state, player)
     decks = _set_cards(
         state.decks,
-        seat_bit(state, player),
-        player,
         (
             # decide computed the card, from the published key
             (d, i, card, state.decks[d].masking[i] & off)
@@ -236,12 +243,7 @@ def on_reveal(state: MacauaState, event: Event, **head: Any) -> MacauaState:
 @FOLDS.on(PLAYED)
 def on_played(state: MacauaState, event: Event, **head: Any) -> MacauaState:
     player = event["player"]
-    decks = _set_cards(
-        state.decks,
-        seat_bit(state, player),
-        player,
-        ((d, i, _OPEN[card], 0) for d, i, card, _k in event["cards"]),
-    )
+    decks = _set_cards(state.decks, ((d, i, _OPEN[card], 0) for d, i, card, _k in event["cards"]))
     codes: list[str] = [_CODE.get(card, card) for _d, _i, card, _k in event["cards"]]
     played = {(d, i) for d, i, _c, _k in event["cards"]}
     hand = tuple(pos for pos in state.hands[player] if pos not in played)
@@ -390,13 +392,11 @@ def _pos(deck: int, position: int) -> Pos:
 
 def _set_cards(
     decks: tuple[DeckState, ...],
-    bit: int,
-    player: str,
     changes: Iterable[tuple[int, int, MaskedCard | CardJson, int]],
 ) -> tuple[DeckState, ...]:
     """``decks`` with new cards and maskings at some ``(deck, position, card, masking)``, where
-    ``player`` (its seat's ``bit``) took its key off those cards (a reveal, a play: the only
-    way a key leaves a card); each deck touched is copied once, not once per card."""
+    a key left those cards (a reveal, a play: the only way one leaves a card); each deck
+    touched is copied once, not once per card."""
     cards: dict[int, tuple[dict[int, MaskedCard | CardJson], bytearray]] = {}
     for d, i, card, masking in changes:
         if d not in cards:
@@ -406,18 +406,19 @@ def _set_cards(
     out = list(decks)
     for d, (masked, maskings) in cards.items():
         deck = out[d]
-        # A player's commitments for a deck are checked only against the keys it publishes,
-        # and it publishes only keys still on a card (decide refuses any other): once its
-        # key is on no card of the deck (only ``player``'s can have left it now), the table
-        # stops holding them. A deck with every card open keeps only its size, if whole.
+        # A deck with every card open keeps only its size, if whole; else the commitments of
+        # the keys still on its cards (only those can be published and checked).
         cards_now = MaskedCards.replacing(deck.masked, masked)
         if not any(maskings) and _whole(cards_now, deck.cards):
             out[d] = _settled(len(deck.cards))
             continue
-        keys = deck.keys
-        if player in keys:
-            keys = _keep_commitments(keys, player, bit, maskings)
-        out[d] = deck._replace(masked=cards_now, masking=bytes(maskings), keys=keys)
+        old = deck.masking
+        gone = {i: old[i] & ~maskings[i] for i in masked}
+        out[d] = deck._replace(
+            masked=cards_now,
+            masking=bytes(maskings),
+            commitments=without_commitments(deck, gone),
+        )
     return tuple(out)
 
 
@@ -430,26 +431,9 @@ def _settled(size: int) -> DeckState:
     return interned_as(_SETTLED, size, DeckState((), (), settled=size))
 
 
-def _keep_commitments(
-    keys: Mapping[str, CardKeys], player: str, bit: int, maskings: Sequence[int]
-) -> Mapping[str, CardKeys]:
-    """``keys`` with ``player``'s commitments (its seat's ``bit``) kept only where its key is
-    still on a card (none: dropped), once that is at most half of what is kept (so each deck
-    is packed again a few times at most): a key leaves a deck's cards one reveal or play at a
-    time, and an old deck in play is mostly open cards."""
-    held = keys[player]
-    kept = held.cards.kept if isinstance(held.cards, KeptPoints) else len(held.cards)
-    # counted only as far as it takes to know: most events leave more than half kept
-    on, half = 0, kept // 2
-    for masking in maskings:
-        if masking & bit:
-            on += 1
-            if on > half:
-                return keys
-    if not on:
-        return {p: k for p, k in keys.items() if p != player} or _NOTHING
-    positions = [i for i, masking in enumerate(maskings) if masking & bit]
-    return {**keys, player: CardKeys(None, KeptPoints.keeping(held.cards, positions))}
+def _encodings(points: Sequence[Point]) -> bytes:
+    """Points' encodings one after another (packed already when read back from a keys move)."""
+    return points.data if isinstance(points, PackedPoints) else b"".join(p.value for p in points)
 
 
 def _whole(masked: MaskedCards, cards: tuple[str, ...]) -> bool:

@@ -15,9 +15,12 @@ from cardroom_engine.kit import state
 from cardroom_mentalpoker import (
     GENESIS_HASH,
     MACAUA_CARDS,
+    POINT_BYTES,
     CardKeys,
     DealLayout,
     MaskedCard,
+    PackedPoints,
+    Point,
     card_point,
     plain_state_hash,
     standard_deal,
@@ -322,6 +325,12 @@ class DeckState(NamedTuple):
     """Per position, whose keys are still on the card (after the mask phase): a bit per seat
     (``1 << seat``; :func:`keys_on` names them). A byte a position (six seats at most): a
     deck's maskings cost its length and nothing per player's name."""
+    commitments: bytes = b""
+    """After the mask phase (``keys`` is then empty): the commitment of each key still on a
+    card, 32 bytes each, by position and then seat, as the maskings say whose
+    (:func:`commitment`). A player publishes only a key still on a card (decide refuses any
+    other), so no other commitment is ever read again, and a deck keeps one bytes object
+    rather than a player's commitments each."""
     settled: int = 0
     """A played-out deck's size: every card open, and they were exactly the cards it was
     made of (checked as its last one opened). Nothing is published, opened or audited in it
@@ -398,6 +407,43 @@ class MacauaState(NamedTuple):
     @property
     def current(self) -> str:
         return self.seats[self.turn]
+
+
+_POPCOUNT: Final = bytes(bin(i).count("1") for i in range(256))
+"""The number of seats a masking byte names, by its value (``bytes.translate`` table)."""
+
+
+def commitment_index(masking: bytes, seat: int, position: int) -> int:
+    """Where ``seat``'s commitment for ``position`` is in a masked deck's commitments (in
+    points: the keys on the positions before it, and on it of the seats before it)."""
+    return (
+        sum(masking[:position].translate(_POPCOUNT))
+        + _POPCOUNT[masking[position] & ((1 << seat) - 1)]
+    )
+
+
+def commitment(deck: DeckState, seat: int, position: int) -> Point:
+    """The commitment of ``seat``'s key on ``position`` of a masked deck (the key must still
+    be on the card: :attr:`DeckState.commitments` keeps no other)."""
+    if not deck.masking[position] >> seat & 1:
+        raise KeyError(f"no key of seat {seat} on position {position}")
+    k = commitment_index(deck.masking, seat, position) * POINT_BYTES
+    return PackedPoints(deck.commitments[k : k + POINT_BYTES])[0]
+
+
+def without_commitments(deck: DeckState, gone: Mapping[int, int]) -> bytes:
+    """``deck``'s commitments without those of the keys that left a card: ``gone`` maps a
+    position to the seats' bits that left it."""
+    data = bytearray(deck.commitments)
+    masking = deck.masking
+    # from the last position and seat back: a deletion moves the points after it
+    for position in sorted(gone, reverse=True):
+        bits = gone[position] & masking[position]
+        for seat in range(7, -1, -1):
+            if bits >> seat & 1:
+                k = commitment_index(masking, seat, position) * POINT_BYTES
+                del data[k : k + POINT_BYTES]
+    return bytes(data)
 
 
 def seat_bit(state: MacauaState, player: str) -> int:
