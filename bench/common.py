@@ -63,16 +63,20 @@ def median_round(ratios: Sequence[float]) -> int:
     return ratios.index(sorted(ratios)[(len(ratios) - 1) // 2])
 
 
-def git_commit() -> dict[str, Any]:
+def git_commit(root: Path = ROOT) -> dict[str, Any]:
+    """The commit the run measured, and whether the tree differed from it ("dirty"): the kept
+    history itself, which every run appends to, does not count."""
+
     def git(*args: str) -> str:
         try:
             return subprocess.run(
-                ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=True
+                ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True
             ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
 
-    return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain"))}
+    changed = git("status", "--porcelain", "--", ".", ":(exclude)bench/history.jsonl")
+    return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(changed)}
 
 
 def verdict(ratio: float, target: float, *, at_most: bool = False) -> str:

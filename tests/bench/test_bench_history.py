@@ -20,6 +20,7 @@ def _load(name: str, file: str) -> ModuleType:
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # (a dataclass of the module looks its module up)
     spec.loader.exec_module(module)
     return module
 
@@ -543,3 +544,32 @@ def test_the_command_prints_the_report(
     out = capsys.readouterr().out
     assert "== throughput\n" in out
     assert "{games=200 rounds=3 seconds=60.0 events=96000}" in out
+
+
+def test_a_run_is_dirty_when_the_tree_differs_but_not_for_the_kept_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every run appends to bench/history.jsonl: that alone does not make the next run's
+    tree "dirty"; any other change does."""
+    import subprocess
+
+    monkeypatch.syspath_prepend(str(BENCH))  # (common imports history beside it)
+    common = _load("bench_common", "common.py")
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "history.jsonl").write_text("{}\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "first")
+    assert common.git_commit(tmp_path)["dirty"] is False
+    with (tmp_path / "bench" / "history.jsonl").open("a") as kept:
+        kept.write("{}\n")
+    assert common.git_commit(tmp_path)["dirty"] is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    found = common.git_commit(tmp_path)
+    assert found["dirty"] is True
+    assert len(found["commit"]) == 40
