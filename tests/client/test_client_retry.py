@@ -12,6 +12,7 @@ import nats
 import pytest
 from cardroom_client import CardroomError, Client
 from cardroom_client.client import FIRST_ATTEMPT, NOBODY_SERVES_POLL
+from cardroom_wire import Subjects
 from nats.aio.msg import Msg
 
 
@@ -118,3 +119,49 @@ async def test_a_command_nobody_serves_is_asked_again_often(
     finally:
         await client.close()
         await server.close()
+
+
+async def test_a_request_cancelled_as_its_reply_comes_is_cancelled() -> None:
+    """Python 3.11's ``asyncio.wait_for``, which nats-py's request awaits, returns the result
+    when the task is cancelled in the instant the reply arrives, and the cancellation is
+    lost: a bot stopped then played on (a benchmark's stop waited out its 30 s for it). The
+    client raises the cancellation all the same; a request of a task cancelled before it
+    began, and finishing its cleanup, is answered as usual."""
+    loop = asyncio.get_running_loop()
+    reply = Msg(_client=None, subject="s", data=json.dumps({"ok": True}).encode())  # type: ignore[arg-type]
+
+    class ReplyAndCancelAtOnce:
+        async def request(self, subject: str, data: bytes, **_: Any) -> Msg:
+            answer: asyncio.Future[Msg] = loop.create_future()
+            task = asyncio.current_task()
+            assert task is not None
+
+            def arrive() -> None:  # the reply, and the cancellation, in one turn of the loop
+                answer.set_result(reply)
+                task.cancel()
+
+            loop.call_soon(arrive)
+            return await asyncio.wait_for(answer, 5)
+
+    client = Client(ReplyAndCancelAtOnce(), "p", Subjects("r"), timeout=5)  # type: ignore[arg-type]
+    asker = asyncio.create_task(client.request("r.x", {"type": "x"}))
+    with pytest.raises(asyncio.CancelledError):
+        await asker
+    assert asker.cancelled()
+
+    class Answers:
+        async def request(self, subject: str, data: bytes, **_: Any) -> Msg:
+            return reply
+
+    async def clean_up_after_a_cancel() -> dict[str, Any]:
+        client.nc = Answers()  # type: ignore[assignment]
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            return await client.request("r.bye", {"type": "bye"})
+        raise AssertionError("not cancelled")
+
+    cleaner = asyncio.create_task(clean_up_after_a_cancel())
+    await asyncio.sleep(0)
+    cleaner.cancel()
+    assert await cleaner == {"ok": True}

@@ -328,6 +328,8 @@ class Client:
         loop = asyncio.get_running_loop()
         give_up = loop.time() + self.timeout
         wait = FIRST_ATTEMPT if idempotent else self.timeout
+        task = asyncio.current_task()
+        cancels = task.cancelling() if task is not None else 0
         while True:
             left = give_up - loop.time()
             try:
@@ -341,6 +343,11 @@ class Client:
                 if not idempotent or loop.time() >= give_up:
                     raise CardroomError(ErrorCode.UNAVAILABLE, f"no answer on {subject}") from None
             wait *= 2
+        if task is not None and task.cancelling() > cancels:
+            # the task was cancelled as the reply came: Python 3.11's asyncio.wait_for (in
+            # nats-py's request) then returns the reply and the cancellation is lost, and a
+            # cancelled bot would play on
+            raise asyncio.CancelledError
         reply: dict[str, Any] = orjson.loads(msg.data)
         if not reply.get("ok"):
             err = reply.get("error") or {}
