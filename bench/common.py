@@ -406,6 +406,12 @@ async def play_game(
         game = await bots[0].create(game_type, config, seats=len(bots))
         for bot in bots[1:]:
             await bot.join(game, game_type)
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            # stopped while joining, the cancellation lost in a library's asyncio.wait_for
+            # (Python 3.11 returns a result that came in the same instant): the game, left by
+            # the others, would never end
+            raise asyncio.CancelledError
         async with asyncio.timeout(timeout):
             await asyncio.gather(*(b.finished[game].wait() for b in bots))
         return sum(b.commands for b in bots)
