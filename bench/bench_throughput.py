@@ -20,7 +20,11 @@ PostgreSQL, writing the very same events.
   off; the games left in play go on once their acks time out (the house plays the away
   seats). Those events are printed, not counted, and the peer does not write them. Until
   2026-11-27 (second change) the count ran until the stop had returned, so it took in that
-  tail and its time (30 s in every round of that day).
+  tail and its time (30 s in every round of that day); until 2026-11-28 the moment every
+  counted event was projected was looked for only once the stop had returned, so a slow
+  stop still lengthened the span. The followers' checkpoints are now read every 50 ms from
+  the stop on; the count until the stop returned is printed beside ("until the stop
+  returned").
   Until 2026-11-27 ours was counted over the 10th-90th percentile window of the commit
   times, stretched by the followers' catch-up, and the peer over its whole wall time (a
   like-for-like count is 10-17% lower for ours); that count is still printed ("window").
@@ -55,6 +59,7 @@ bench/bench_throughput.py``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import os
@@ -120,6 +125,9 @@ class Ours:
     finished: int  # games played to their end
     uncounted: int  # events after the bots stopped
     uncounted_house: int  # of those, the house's moves for away seats
+    # from the first commit until the bots' stop had returned, or everything was projected if
+    # later: the span until 2026-11-28, when the catch-up was looked for after the stop only
+    span_until_stop: float
 
     @property
     def wall_rate(self) -> float:
@@ -183,10 +191,54 @@ CHECKPOINTS = (
 async def caught_up(conn: asyncpg.Connection, last: int, versions: dict[str, int]) -> bool:
     """The relay has published every event up to position ``last`` and the projector has
     projected each game up to its version in ``versions``."""
-    at = {r["name"]: r["position"] for r in await conn.fetch(CHECKPOINTS)}
+    return covers({r["name"]: r["position"] for r in await conn.fetch(CHECKPOINTS)}, last, versions)
+
+
+def covers(at: dict[str, int], last: int, versions: dict[str, int]) -> bool:
+    """Whether checkpoints ``at`` have every event up to ``last`` relayed and projected."""
     if at.get("relay", 0) < last:
         return False
     return all(at.get(f"projector:{g}", 0) >= v for g, v in versions.items())
+
+
+class Checkpoints:
+    """The followers' checkpoints, read every 50 ms from the bots' stop on, with the
+    database's clock: when the counted events were all relayed and projected is then known
+    even if the stop itself takes longer (its tables' clients closing)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.seen: list[tuple[Any, dict[str, int]]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._watch())
+
+    async def _watch(self) -> None:
+        conn = await asyncpg.connect(asyncpg_dsn(self.url))
+        try:
+            while True:
+                async with conn.transaction():  # the clock and the rows of one snapshot
+                    now = await conn.fetchval("SELECT clock_timestamp()")
+                    rows = await conn.fetch(CHECKPOINTS)
+                self.seen.append((now, {r["name"]: r["position"] for r in rows}))
+                await asyncio.sleep(0.05)
+        finally:
+            await conn.close()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def first_covering(self, last: int, versions: dict[str, int]) -> Any:
+        """The first moment seen at which every counted event was relayed and projected, or
+        None (not yet, when the watch stopped)."""
+        for when, at in self.seen:
+            if covers(at, last, versions):
+                return when
+        return None
 
 
 async def backend_cpu(conn: asyncpg.Connection, dbname: str) -> dict[int, float]:
@@ -233,16 +285,20 @@ async def ours(services: Services, setup: Setup) -> Ours:
                 await fleet.start()
                 t0 = time.perf_counter()
                 stopped_at = None
+                checkpoints = Checkpoints(url)
                 if setup.seconds > 0:
                     await asyncio.sleep(setup.seconds)  # the run's length: the tables play on
                     # the bots stop now: what they sent before this is the load counted. Until
-                    # their clients have closed (up to 30 s) they still acknowledge what
-                    # arrives and games follow up on it, at a rate that tapers off: not the
-                    # load measured.
+                    # their clients have closed they still acknowledge what arrives and games
+                    # follow up on it, at a rate that tapers off: not the load measured.
                     stopped_at = await watcher.fetchval("SELECT clock_timestamp()")
+                    checkpoints.start()
                 # a timed run ends its tables at once (a long game's tail would be a load
                 # that tapers off); one game each is played to its end
-                played = await fleet.finish(drain=setup.seconds <= 0)
+                try:
+                    played = await fleet.finish(drain=setup.seconds <= 0)
+                finally:
+                    await checkpoints.stop()
                 elapsed = time.perf_counter() - t0
                 for what in ("failed", "lost_processes"):
                     if played.get(what):
@@ -264,11 +320,15 @@ async def ours(services: Services, setup: Setup) -> Ours:
                     versions = {
                         r["stream_id"]: r["version"] for r in await follower.fetch(COUNTED, last)
                     }
-                    while True:  # another process's progress, seen in the database
+                    # seen while the bots stopped, or else from now on (another process's
+                    # progress, seen in the database)
+                    caught_up_at = checkpoints.first_covering(last, versions)
+                    while caught_up_at is None:
                         if await caught_up(follower, last, versions):
+                            caught_up_at = await follower.fetchval("SELECT clock_timestamp()")
                             break
                         await asyncio.sleep(0.05)
-                    caught_up_at = await follower.fetchval("SELECT clock_timestamp()")
+                    stop_returned_at = await follower.fetchval("SELECT clock_timestamp()")
                 finally:
                     await follower.close()
                 catch_up = time.perf_counter() - t0 - elapsed
@@ -296,7 +356,9 @@ async def ours(services: Services, setup: Setup) -> Ours:
             await conn.close()
     rows = [Row(**dict(r)) for r in records]
     rate, window = sustained_rate([r.recorded_at for r in rows])
-    span = (caught_up_at - min(r.recorded_at for r in rows)).total_seconds()
+    first = min(r.recorded_at for r in rows)
+    span = (caught_up_at - first).total_seconds()
+    span_until_stop = (max(caught_up_at, stop_returned_at) - first).total_seconds()
     finished = int(played.get("finished", 0))
     return Ours(
         setup.games,
@@ -311,6 +373,7 @@ async def ours(services: Services, setup: Setup) -> Ours:
         finished,
         after,
         house,
+        span_until_stop,
     )
 
 
@@ -572,7 +635,8 @@ async def main() -> None:
                 f"  round {r + 1}: ours {o.rate:6.0f} events/s ({o.events} events of "
                 f"{o.finished} games over "
                 f"{o.span:.1f} s, first commit to all projected; {o.uncounted} after the bots"
-                f" stopped not counted ({o.uncounted_house} the house's); window count "
+                f" stopped not counted ({o.uncounted_house} the house's); until the stop"
+                f" returned {o.events / o.span_until_stop:.0f}; window count "
                 f"{o.window_rate:.0f}), peer fastest {o.events / fast_s:5.0f} events/s: "
                 f"{o.rate * fast_s / o.events:.2f}x; peer default {o.events / peer_s:5.0f}: "
                 f"{o.rate * peer_s / o.events:.2f}x"
@@ -643,6 +707,7 @@ async def main() -> None:
                 "events_per_second_pipeline": o.pipeline_rate,
                 "events_per_second_held_against_target": o.rate,
                 "span_seconds": o.span,
+                "span_until_stop_seconds": o.span_until_stop,
                 "uncounted_events": o.uncounted,
                 "uncounted_house_events": o.uncounted_house,
                 "events_per_second_window_count": o.window_rate,

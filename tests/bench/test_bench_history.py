@@ -573,3 +573,23 @@ def test_a_run_is_dirty_when_the_tree_differs_but_not_for_the_kept_history(
     found = common.git_commit(tmp_path)
     assert found["dirty"] is True
     assert len(found["commit"]) == 40
+
+
+def test_throughput_counts_until_the_first_moment_everything_was_relayed_and_projected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bench_throughput's span ends at the first checkpoints read (from the bots' stop on)
+    that cover every counted event, not when the stop returned."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    throughput = _load("bench_throughput_module", "bench_throughput.py")
+    watch = throughput.Checkpoints("postgresql://unused")
+    versions = {"g1": 5, "g2": 3}
+    watch.seen = [
+        (1, {"relay": 9, "projector:g1": 5, "projector:g2": 3}),  # the relay is behind
+        (2, {"relay": 10, "projector:g1": 5, "projector:g2": 2}),  # a game is behind
+        (3, {"relay": 10, "projector:g1": 5, "projector:g2": 3}),
+        (4, {"relay": 12, "projector:g1": 6, "projector:g2": 3}),
+    ]
+    assert watch.first_covering(10, versions) == 3
+    assert watch.first_covering(13, versions) is None  # not yet: looked for afterwards
+    assert not throughput.covers({"relay": 10}, 10, versions)  # a game never projected
