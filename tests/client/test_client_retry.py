@@ -165,3 +165,27 @@ async def test_a_request_cancelled_as_its_reply_comes_is_cancelled() -> None:
     await asyncio.sleep(0)
     cleaner.cancel()
     assert await cleaner == {"ok": True}
+
+
+async def test_a_sync_in_the_background_ends_quietly_when_the_connection_closes() -> None:
+    """A sync the client starts by itself (after a reconnect, or for a gap in a game's
+    notifications) whose connection is closing ends without an error nobody retrieves; the
+    client holds the task until then."""
+    from nats.errors import ConnectionClosedError
+
+    asked: list[str] = []
+
+    class Closed:
+        async def request(self, subject: str, data: bytes, **_: Any) -> Msg:
+            asked.append(subject)
+            raise ConnectionClosedError
+
+    client = Client(Closed(), "p", Subjects("r"), timeout=5)  # type: ignore[arg-type]
+    client._feeds["g1"] = client._feed("g1")
+    client._resync_all()
+    assert len(client._syncs) == 1
+    (task,) = client._syncs
+    await task
+    assert task.exception() is None
+    assert asked == ["r.sync.g1.p"]
+    assert not client._syncs

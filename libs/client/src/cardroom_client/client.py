@@ -47,7 +47,7 @@ from cardroom_wire import (
 )
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
-from nats.errors import NoRespondersError
+from nats.errors import ConnectionClosedError, ConnectionDrainingError, NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -189,6 +189,7 @@ class Client:
         self._after_ack: Handler | None = None
         self._sub: Any = None
         self._closed = False
+        self._syncs: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak ones
         self.token: str | None = None
 
     @classmethod
@@ -589,7 +590,12 @@ class Client:
 
     def _resync_all(self) -> None:
         for game in list(self._feeds):
-            asyncio.get_running_loop().create_task(self._safe_sync(game))
+            self._sync_soon(game)
+
+    def _sync_soon(self, game: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._safe_sync(game))
+        self._syncs.add(task)
+        task.add_done_callback(self._syncs.discard)
 
     async def _safe_sync(self, game: str) -> None:
         delay = 0.05
@@ -597,6 +603,8 @@ class Client:
             try:
                 await self.sync(game)
                 return
+            except (ConnectionClosedError, ConnectionDrainingError):
+                return  # the connection is closing: there is nothing left to sync on
             except CardroomError as exc:
                 # unavailable: nobody answers now; internal: the server failed (its database
                 # restarting, say): both pass, so try again, slower and slower
@@ -629,7 +637,7 @@ class Client:
                 feed.held[note.seq] = note
                 if not feed.syncing:  # a gap: fetch what is missing, in order
                     feed.syncing = True
-                    asyncio.get_running_loop().create_task(self._safe_sync(feed.game))
+                    self._sync_soon(feed.game)
                 continue
             await self._process(feed, note)
             await self._drain_held(feed)
