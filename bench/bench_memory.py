@@ -1,9 +1,10 @@
 """Memory benchmark: bytes per game held in the gamemaster's cache, per game type.
 
 For each real game, BENCH_MEMORY_LOGS distinct mid-game logs (default 20; the events up to
-the command halfway through a game played with random legal moves, as JSON text) are made
-first. Then BENCH_MEMORY_GAMES games (default 1000; Macaua BENCH_MEMORY_MACAUA_GAMES, default
-100, its tables being ~100x bigger and slow to replay) are loaded into an ``OrderedDict`` of
+the command halfway through a game played with random legal moves, or by the game's bots of
+the kind BENCH_MEMORY_BOTS names, e.g. ``heuristic``, as JSON text) are made first. Then
+BENCH_MEMORY_GAMES games (default 1000; Macaua BENCH_MEMORY_MACAUA_GAMES, default 100, its
+tables being ~100x bigger and slow to replay) are loaded into an ``OrderedDict`` of
 the gamemaster's own ``Loaded(table, state)`` exactly as ``Sessions.load`` does: the
 events parsed from JSON (as they come from the store), ``Table.replay``, the events
 dropped. Each table's players are named apart (``<type>-<k>-p0``, ...), as a real
@@ -123,6 +124,7 @@ def main() -> None:
     n_logs = env_int("BENCH_MEMORY_LOGS", 20)
     gen_wall = env_float("BENCH_MEMORY_GEN_WALL", 60.0)
     players = env_int("BENCH_MEMORY_PLAYERS", 2)
+    bots_kind = os.environ.get("BENCH_MEMORY_BOTS", "").strip() or "random"
     report = Report("memory")
     names = env_list("BENCH_MEMORY_TYPES", load_real_games())
     report.sizes = {
@@ -130,6 +132,7 @@ def main() -> None:
         "macaua_games": k_macaua,
         "logs": n_logs,
         "players": players,
+        "bots": bots_kind,
         "gen_wall": gen_wall,
         "types": names,
     }
@@ -151,7 +154,9 @@ def main() -> None:
         logs: list[str] = []
         began = time.perf_counter()
         while len(logs) < n_logs and (not logs or time.perf_counter() - began < gen_wall):
-            played = play_timed(game, seats, seed=len(logs) + 1, game_id=f"m{len(logs)}")
+            played = play_timed(
+                game, seats, seed=len(logs) + 1, game_id=f"m{len(logs)}", bots_kind=bots_kind
+            )
             logs.append(json.dumps(played.midgame()))
         log_bytes = sum(len(s.encode()) for s in logs) / len(logs)
         events_per_log = sum(len(json.loads(s)) for s in logs) / len(logs)

@@ -66,20 +66,24 @@ def load_real_games() -> list[str]:
 
 
 def chooser_for(
-    game: Game[Any], seats: Sequence[str]
+    game: Game[Any], seats: Sequence[str], bots_kind: str = "random"
 ) -> tuple[Chooser, str, dict[str, str] | None]:
-    """Random legal moves; the game's own random bot where moves must be made by a bot. The
-    third item: the verify keys the seats join with, for a game that binds seats to keys."""
-    if getattr(game, "name", "") == "macaua" and "random" in game.bots:
-        bots = {p: game.bots["random"](p) for p in seats}
-        keys = {
-            p: key
-            for p, b in bots.items()
-            if isinstance(key := getattr(b, "verify_key", None), str)
-        }
-        chooser = bots_chooser(game, dict.fromkeys(seats, "random"), bots)
-        return chooser, "its random bot", keys or None
-    return random_chooser, "random legal moves", None
+    """Random legal moves, or the game's own random bot where moves must be made by a bot;
+    with another ``bots_kind`` (``heuristic``, say), the game's bots of that kind. The third
+    item: the verify keys the seats join with, for a game that binds seats to keys."""
+    if bots_kind == "random" and (
+        getattr(game, "name", "") != "macaua" or "random" not in game.bots
+    ):
+        return random_chooser, "random legal moves", None
+    if bots_kind not in game.bots:
+        raise ValueError(f"{getattr(game, 'name', game)} has no {bots_kind!r} bot")
+    bots = {p: game.bots[bots_kind](p) for p in seats}
+    keys = {
+        p: key for p, b in bots.items() if isinstance(key := getattr(b, "verify_key", None), str)
+    }
+    chooser = bots_chooser(game, dict.fromkeys(seats, bots_kind), bots)
+    how = "its random bot" if bots_kind == "random" else f"its {bots_kind} bots"
+    return chooser, how, keys or None
 
 
 @contextlib.contextmanager
@@ -107,11 +111,12 @@ def play_timed(
     stop_after_commands: int | None = None,
     max_commands: int = 100_000,
     game_id: str = "g1",
+    bots_kind: str = "random",
 ) -> Played:
     with seeded_secrets(seed + 2_000_029):
         rules_rng = random.Random(seed)
         choose_rng = random.Random(seed + 1_000_003)
-        choose, _, keys = chooser_for(game, seats)
+        choose, _, keys = chooser_for(game, seats, bots_kind)
         local = new_game(game, seats, rules_rng, config, game_id=game_id, keys=keys)
         table = local.table
         played = Played(game.name, game_id, list(seats))
