@@ -54,6 +54,7 @@ from .state import (
     chained,
     deal_layout,
     genesis_hash,
+    open_code,
     seat_bit,
     without_commitments,
 )
@@ -82,8 +83,6 @@ def evolve(state: MacauaState, event: Event) -> MacauaState:
 
 _OPEN: dict[str, MaskedCard] = dict(zip(MACAUA_CARDS, OPEN_CARDS, strict=True))
 """Every card face up, by its code (:data:`~.state.OPEN_CARDS`)."""
-_OPEN_CODE: dict[int, str] = {id(card): code for code, card in _OPEN.items()}
-"""The code of each shared open card, by identity (they live as long as the module)."""
 _CODE: dict[str, str] = {c: c for c in MACAUA_CARDS}
 """Each card's code as one string, whatever event it came in: a table's decks and discard
 pile hold hundreds of codes, and a string each from the events' JSON adds up."""
@@ -440,7 +439,7 @@ def _whole(masked: MaskedCards, cards: tuple[str, ...]) -> bool:
     """Whether the open cards of a deck are exactly the cards it was made of."""
     found: list[str] = []
     for card in masked:
-        code = _OPEN_CODE.get(id(card)) or _decoded(card)
+        code = open_code(card) or _decoded(card)
         if code is None:
             return False
         found.append(code)

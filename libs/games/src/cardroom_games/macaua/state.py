@@ -142,7 +142,18 @@ and table it is played in)."""
 _OPEN_INDEX: Final = {id(card): i for i, card in enumerate(OPEN_CARDS)}
 _MASKED: Final = 255
 """A position of :class:`MaskedCards` whose card is in its bytes (else: an open card's index)."""
-_CARD_BYTES: Final = 96
+_CARD_BYTES: Final = 3 * POINT_BYTES
+
+
+def open_code(card: MaskedCard) -> str | None:
+    """The code of a shared open card (one of :data:`OPEN_CARDS`), else None."""
+    index = _OPEN_INDEX.get(id(card))
+    return None if index is None else MACAUA_CARDS[index]
+
+
+def _start(at: bytes | bytearray, index: int) -> int:
+    """Where the card at ``index`` (one kept as its bytes) starts in a deck's bytes."""
+    return at.count(_MASKED, 0, index) * _CARD_BYTES
 
 
 class MaskedCards(Sequence[MaskedCard]):
@@ -212,7 +223,7 @@ class MaskedCards(Sequence[MaskedCard]):
         # from the last position back: a change moves the bytes of the positions after it
         for i in sorted(changes, reverse=True):
             kind, packed = _packed(changes[i])
-            start = at.count(_MASKED, 0, i) * _CARD_BYTES
+            start = _start(at, i)
             end = start + _CARD_BYTES if at[i] == _MASKED else start
             data[start:end] = packed
             at[i] = kind
@@ -243,7 +254,7 @@ class MaskedCards(Sequence[MaskedCard]):
         kind = at[index]  # (raises IndexError as a tuple would)
         if kind != _MASKED:
             return OPEN_CARDS[kind]
-        start = at.count(_MASKED, 0, index % len(at)) * _CARD_BYTES
+        start = _start(at, index % len(at))
         return _unpacked(self._data[start : start + _CARD_BYTES])
 
     def __iter__(self) -> Iterator[MaskedCard]:
@@ -269,7 +280,7 @@ class MaskedCards(Sequence[MaskedCard]):
         kind = at[index]
         if kind != _MASKED:
             return OPEN_CARDS[kind].to_json()
-        start = at.count(_MASKED, 0, index % len(at)) * _CARD_BYTES
+        start = _start(at, index % len(at))
         text = self._data[start : start + _CARD_BYTES].hex()
         return {"epk": text[:64], "msg": text[64:128], "pk": text[128:]}
 
