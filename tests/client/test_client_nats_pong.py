@@ -48,9 +48,10 @@ def test_a_service_process_is_mended_without_importing_the_client() -> None:
         "import sys\n"
         "import cardroom_runtime.host\n"
         "from nats.aio.client import Client\n"
-        "print(Client._process_pong.__module__, 'cardroom_client.client' in sys.modules)\n"
+        "mended = (Client._process_pong, Client._process_headers, Client._process_msg)\n"
+        "print(*(m.__module__ for m in mended), 'cardroom_client.client' in sys.modules)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
-    assert out.stdout.split() == ["cardroom_client.natsfix", "False"]
+    assert out.stdout.split() == [*["cardroom_client.natsfix"] * 3, "False"]

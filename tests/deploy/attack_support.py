@@ -379,8 +379,8 @@ class RawNats:
         raw.send(f"CONNECT {json.dumps(connect)}\r\nPING\r\n")
         return raw, await raw.line()
 
-    def send(self, data: str) -> None:
-        self.writer.write(data.encode())
+    def send(self, data: str | bytes) -> None:
+        self.writer.write(data if isinstance(data, bytes) else data.encode())
 
     async def line(self) -> str:
         raw = await asyncio.wait_for(self.reader.readline(), 10)

@@ -35,6 +35,7 @@ from attack_support import (
     close,
     code_of,
     connect_raw,
+    decode,
     finished_normally,
     is_marker,
     is_service_reply,
@@ -54,6 +55,7 @@ from cardroom_runtime.postgres import create_database, drop_database
 from cardroom_timers import Timers
 from cardroom_wire import Notification, new_id
 from deploy_support import SecureNats
+from support.hostile import UNREADABLE_HEADERS, hpub
 
 load_games("support.highcard:GAME")
 
@@ -557,7 +559,59 @@ async def test_a_player_cannot_hold_more_subscriptions_than_the_limit(
     assert not failures, failures
 
 
-# -- 6. a flood ---------------------------------------------------------------------------------
+# -- 6. header blocks nobody can read ------------------------------------------------------------
+async def test_unreadable_headers_deafen_no_service(room: Room, attack_log: AttackLog) -> None:
+    """A message's header block is its publisher's to write, and one that nats-py could not
+    read ended the reading task of the connection that received it: the services' connection
+    then heard nothing more, and every game stopped. A sends each such block with a request
+    on each kind of subject it may publish to, as B's tables play; each is answered as its
+    body alone, and B's tables end as they should."""
+    family = "headers"
+    s = room.subjects
+    a = await register(room.secure)
+    inbox = s.inbox(a.player)
+    raw, answer = await RawNats.open(room.secure.url, {"auth_token": a.token, "headers": True})
+    tables = await Tables.seat(room.secure, 2)
+    problems: list[str] = []
+    try:
+        assert answer == "PONG", answer
+        raw.send(f"SUB {inbox}.> 1\r\n")
+        games = await tables.create({"rounds": 4})
+        playing = asyncio.create_task(tables.play())
+        targets = [
+            ("the lobby", s.lobby("list", a.player), {}),
+            ("a command", s.cmd(games[0], a.player), {"type": "play", "id": new_id()}),
+            ("an ack", s.ack(games[0], a.player), {"type": "ack", "version": 1}),
+        ]
+        sent = 0
+        for what, subject, body in targets:
+            for kind, headers in UNREADABLE_HEADERS:
+                reply = f"{inbox}.h{sent}"
+                sent += 1
+                raw.send(hpub(subject, headers, json.dumps(body).encode(), reply))
+
+                def answered(_: str, got: list[tuple[str, bytes]], r: str = reply) -> bool:
+                    return any(m[0] == r for m in got)
+
+                try:
+                    _, messages = await raw.until(answered)
+                except TimeoutError:
+                    outcome, refused = "no answer: the services heard nothing more", False
+                else:
+                    code = code_of(decode(next(m for r, m in messages if r == reply)))
+                    outcome, refused = f"answered {code} (as its body alone)", True
+                attack_log.record(family, f"{kind} on {what}'s subject", outcome, refused=refused)
+        await playing
+        problems += await finished_normally(room, tables)
+    finally:
+        raw.close()
+        await tables.close()
+    assert len(attack_log.of(family)) == len(targets) * len(UNREADABLE_HEADERS)
+    failures = _failures(family, attack_log, problems)
+    assert not failures, failures
+
+
+# -- 7. a flood ---------------------------------------------------------------------------------
 FLOOD_KINDS = ("ack", "cmd", "lobby list", "lobby get", "sync")
 # Requests as fast as one connection sends them (about 25,000 a second here), until the flood
 # guard has the server throw the connection out, B's tables are over, or the bounds.

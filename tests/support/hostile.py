@@ -47,6 +47,23 @@ BOT_PREFIX = "bot"
 SERVICE_ROUTES = {"sync": 2}  # subscriptions that see a request (a sync: projector + presence)
 
 
+UNREADABLE_HEADERS = [
+    ("a status that is not UTF-8", b"NATS/1.0 \xff\xfe\xfd\r\n\r\n"),
+    ("a status description that is not UTF-8", b"NATS/1.0 503 \xff\xfe\r\n\r\n"),
+    ("a block with no status nor line end", b"NATS/1.0"),
+]
+"""Header blocks a publisher may write that nats-py's own reading raised on (unmended, each
+ended the reading task of the connection that received it)."""
+
+
+def hpub(subject: str, headers: bytes, payload: bytes, reply: str | None = None) -> bytes:
+    """The NATS protocol's publication of ``payload`` with the header block ``headers``, as
+    written on a bare connection (whatever the block holds)."""
+    size = len(headers) + len(payload)
+    to = f" {reply}" if reply else ""
+    return f"HPUB {subject}{to} {len(headers)} {size}\r\n".encode() + headers + payload + b"\r\n"
+
+
 def asker_inbox(root: str, subject: str) -> str:
     """The inbox prefix of the asker that ``subject`` names, worked out here on its own (not
     with ``Subjects.reply_prefix``, which is what is being tested)."""

@@ -53,8 +53,9 @@ from .shards import Shards
 
 log = logging.getLogger("cardroom")
 
-# The services' connections are nats-py's too: a flush given up (a stop cancels its task)
-# would otherwise leave the connection deaf (see the mend's module).
+# The services' connections are nats-py's too: a flush given up (a stop cancels its task), or
+# a player's message with a header block nats-py cannot read, would otherwise leave the
+# connection deaf for every game (see the mend's module).
 natsfix.mend()
 
 RATE_LIMITED = dumps(

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import nats
+from cardroom_client import natsfix
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig, StreamInfo
@@ -18,6 +19,9 @@ from nats.js.errors import BadRequestError, NotFoundError
 from .settings import nats_servers
 
 log = logging.getLogger(__name__)
+
+# Every connection made here reads with nats-py's mended reading (see the mend's module).
+natsfix.mend()
 
 DUPLICATE_WINDOW = 120.0  # seconds: JetStream de-duplicates Nats-Msg-Id within this window
 STREAM_EXISTS_ERR = 10058  # "stream name already in use with a different configuration"
