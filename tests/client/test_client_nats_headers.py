@@ -1,9 +1,10 @@
 """Anybody allowed to publish on a subject may send any header block with a message, and
-nats-py read some (a status line that is not UTF-8, a block cut short) by raising in its one
-reading task, which then ended: the connection stayed "connected" and heard nothing more. One
-player's hostile headers on its command subject deafened the services for every game. The
-SDK's mend (``cardroom_client.natsfix``) takes a header block it cannot read as none and
-reads on; these tests send each such block over a bare TCP connection to a real server."""
+any bytes in a wildcard token of the subject. nats-py read some of them (not UTF-8, a block
+cut short) by raising in its one reading task, which then ended: the connection stayed
+"connected" and heard nothing more. One player's hostile message on its command subject
+deafened the services for every game. The SDK's mend (``cardroom_client.natsfix``) takes a
+header block it cannot read as none, drops a message it still cannot read, and reads on;
+these tests send each such message over a bare TCP connection to a real server."""
 
 from __future__ import annotations
 
@@ -68,4 +69,25 @@ async def test_readable_headers_still_arrive(nats_url: str) -> None:
         msg = await sub.next_msg(timeout=2)
         assert msg.headers == {"traceparent": "00-ab-cd-01"}
     finally:
+        await nc.close()
+
+
+async def test_a_connection_hears_on_after_a_subject_that_is_not_utf8(nats_url: str) -> None:
+    """A wildcard token of a subject is its publisher's to write too: nats-py could not read
+    one that is not UTF-8 either. The message is dropped (nothing can tell whom to answer);
+    the connection reads on."""
+    nc = await nats.connect(nats_url)
+    reader, writer = await _hostile_publisher(nats_url)
+    try:
+        sub = await nc.subscribe("headerfix.*.token")
+        await nc.flush()
+        writer.write(b"PUB headerfix.\xff\xfe.token 7\r\nhostile\r\nPING\r\n")
+        await writer.drain()
+        assert await reader.readline() == b"PONG\r\n"  # the server has delivered it
+        await nc.publish("headerfix.plain.token", b"after")
+        msg = await sub.next_msg(timeout=2)
+        assert (msg.subject, msg.data) == ("headerfix.plain.token", b"after")
+        assert nc.is_connected
+    finally:
+        writer.close()
         await nc.close()

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import nats.errors
@@ -559,20 +560,37 @@ async def test_a_player_cannot_hold_more_subscriptions_than_the_limit(
     assert not failures, failures
 
 
-# -- 6. header blocks nobody can read ------------------------------------------------------------
-async def test_unreadable_headers_deafen_no_service(room: Room, attack_log: AttackLog) -> None:
-    """A message's header block is its publisher's to write, and one that nats-py could not
-    read ended the reading task of the connection that received it: the services' connection
-    then heard nothing more, and every game stopped. A sends each such block with a request
-    on each kind of subject it may publish to, as B's tables play; each is answered as its
-    body alone, and B's tables end as they should."""
-    family = "headers"
+# -- 6. messages nobody can read ------------------------------------------------------------------
+async def test_unreadable_messages_deafen_no_service(room: Room, attack_log: AttackLog) -> None:
+    """A message's header block is its publisher's to write, and so is a wildcard token of
+    its subject; some that nats-py could not read (not UTF-8, cut short) ended the reading
+    task of the connection that received them: the services' connection then heard nothing
+    more, and every game stopped. A sends each such message on each kind of subject it may
+    publish to, as B's tables play, and a plain request after each: the services answer the
+    plain request, a message with an unreadable header block as its body alone, and B's
+    tables end as they should."""
+    family = "unreadable"
     s = room.subjects
     a = await register(room.secure)
     inbox = s.inbox(a.player)
     raw, answer = await RawNats.open(room.secure.url, {"auth_token": a.token, "headers": True})
     tables = await Tables.seat(room.secure, 2)
     problems: list[str] = []
+    sent = 0
+
+    async def answer_to(message: Callable[[str], bytes], *, answered: bool) -> str | None:
+        """Send ``message(reply)``, then a plain request; wait for the plain request's answer,
+        and for the message's own when it is to be ``answered``: the code answered to the
+        message (None: none). Raises TimeoutError when the services answer nothing."""
+        nonlocal sent
+        reply, plain = f"{inbox}.m{sent}", f"{inbox}.p{sent}"
+        sent += 1
+        raw.send(message(reply))
+        raw.send(f"PUB {s.lobby('list', a.player)} {plain} 2\r\n{{}}\r\n")
+        awaited = {plain, reply} if answered else {plain}
+        _, messages = await raw.until(lambda _, got: awaited <= {m[0] for m in got})
+        return next((code_of(decode(m)) for r, m in messages if r == reply), None)
+
     try:
         assert answer == "PONG", answer
         raw.send(f"SUB {inbox}.> 1\r\n")
@@ -583,30 +601,42 @@ async def test_unreadable_headers_deafen_no_service(room: Room, attack_log: Atta
             ("a command", s.cmd(games[0], a.player), {"type": "play", "id": new_id()}),
             ("an ack", s.ack(games[0], a.player), {"type": "ack", "version": 1}),
         ]
-        sent = 0
         for what, subject, body in targets:
+            payload = json.dumps(body).encode()
             for kind, headers in UNREADABLE_HEADERS:
-                reply = f"{inbox}.h{sent}"
-                sent += 1
-                raw.send(hpub(subject, headers, json.dumps(body).encode(), reply))
-
-                def answered(_: str, got: list[tuple[str, bytes]], r: str = reply) -> bool:
-                    return any(m[0] == r for m in got)
-
                 try:
-                    _, messages = await raw.until(answered)
+                    code = await answer_to(
+                        functools.partial(hpub, subject, headers, payload), answered=True
+                    )
                 except TimeoutError:
                     outcome, refused = "no answer: the services heard nothing more", False
                 else:
-                    code = code_of(decode(next(m for r, m in messages if r == reply)))
-                    outcome, refused = f"answered {code} (as its body alone)", True
+                    outcome = f"answered {code} (as its body alone); a plain request after it too"
+                    refused = code is not None
                 attack_log.record(family, f"{kind} on {what}'s subject", outcome, refused=refused)
+            if games[0] not in subject:
+                continue
+            # the game's token is a wildcard of A's permissions: any bytes the server takes
+            unreadable = subject.encode().replace(games[0].encode(), b"\xff\xfe")
+
+            def pub(reply: str, to: bytes = unreadable, data: bytes = payload) -> bytes:
+                return b"PUB %s %s %d\r\n%s\r\n" % (to, reply.encode(), len(data), data)
+
+            try:
+                code = await answer_to(pub, answered=False)
+            except TimeoutError:
+                outcome, refused = "no answer: the services heard nothing more", False
+            else:
+                answered = "dropped" if code is None else f"answered {code}"
+                outcome, refused = f"{answered}; a plain request after it answered", True
+            kind = f"a game's token that is not UTF-8 on {what}'s subject"
+            attack_log.record(family, kind, outcome, refused=refused)
         await playing
         problems += await finished_normally(room, tables)
     finally:
         raw.close()
         await tables.close()
-    assert len(attack_log.of(family)) == len(targets) * len(UNREADABLE_HEADERS)
+    assert len(attack_log.of(family)) == len(targets) * len(UNREADABLE_HEADERS) + 2
     failures = _failures(family, attack_log, problems)
     assert not failures, failures
 

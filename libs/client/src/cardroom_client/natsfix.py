@@ -10,12 +10,14 @@ closed here:
   future behind, cancelled, and setting its result raised. Each PONG still answers the oldest
   PING (the server answers them in order); a future nobody awaits any more is only dropped.
 - **Messages.** Anybody allowed to publish on a subject may send any header block with a
-  message, and nats-py's parsing of a header block's status line raised on bytes that are not
-  UTF-8 (``NATS/1.0 \\xff``): one hostile message on a player's command subject deafened the
-  services' connection for every game. A header block that cannot be read is now taken as
-  none (headers carry only trace context here, and the body is checked as ever), and a
-  message whose handling still raises is dropped alone; the connection reads on. Both are
-  logged at debug level only: players can send them, and must not flood the logs.
+  message, and any bytes in a wildcard token of the subject. nats-py raised on a header
+  block's status line that is not UTF-8 (``NATS/1.0 \\xff``), on a block cut short, and on
+  a subject that is not UTF-8: one hostile message on a player's own command subject
+  deafened the services' connection for every game. A header block that cannot be read is
+  now taken as none (headers carry only trace context here, and the body is checked as
+  ever), and a message whose reading still raises is dropped alone (a subject that cannot be
+  read cannot tell whom to answer); the connection reads on. Both are logged at debug level
+  only: players can send them, and must not flood the logs.
 """
 
 from __future__ import annotations
