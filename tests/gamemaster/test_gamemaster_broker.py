@@ -5,6 +5,7 @@ store as the acktracker would, and each released gate is sent on the release sub
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
@@ -14,7 +15,7 @@ import pytest
 from cardroom_engine import registry
 from cardroom_eventstore import EventStore
 from cardroom_eventstore.memory import InMemoryEventStore
-from cardroom_gamemaster import Gamemaster, deadline_writes
+from cardroom_gamemaster import Gamemaster, deadline_writes, session
 from cardroom_runtime.host import Runtime
 from cardroom_wire import MAX_MESSAGE_BYTES, Release, Subjects, dumps
 from faststream.nats import NatsBroker, TestNatsBroker
@@ -166,3 +167,49 @@ async def test_a_lobby_body_naming_another_verb_is_refused_and_changes_nothing(
     assert reply["ok"] is False
     assert reply["error"]["code"] == "bad_request"
     assert await room.store.stream_version(game) == version
+
+
+async def test_naming_games_that_do_not_exist_leaves_nothing_behind(room: Room) -> None:
+    """Every game id a player may name costs the gamemaster nothing once answered: a stranger
+    naming ever new ids in commands and syncs must not grow what it keeps per game (memory a
+    player could fill). Unmended, each id left a lock behind."""
+    game, _ = await room.dealt()
+    kept = dict(room.gm.sessions._locks), len(room.gm.sessions.cache)
+    for i in range(50):
+        ghost = f"ghost{i}"
+        answer = await room.ask(f"unit.cmd.{ghost}.mallory", {"type": "bet", "id": f"c{i}"})
+        assert answer["error"]["code"] == "unknown_game", answer
+        await room.broker.publish(b'{"type": "sync"}', f"unit.sync.{ghost}.mallory")
+    assert (dict(room.gm.sessions._locks), len(room.gm.sessions.cache)) == kept
+    assert list(kept[0]) == [game]
+
+
+async def test_a_game_evicted_while_its_lock_is_held_keeps_one_lock(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache may let a game go while a task holds the game's lock (another game's load
+    evicts it): whoever asks for that game's lock meanwhile must wait for the same lock, not
+    get a new one (two tasks would change one game at once). The lock goes once nobody holds
+    it and the game is not kept."""
+    sessions = room.gm.sessions
+    game, _ = await room.dealt()
+    other, _ = await room.dealt()
+    monkeypatch.setattr(session, "CACHE_SIZE", 1)
+    entered = asyncio.Event()
+
+    async def second() -> None:
+        async with sessions.lock(game):
+            entered.set()
+
+    async with sessions.lock(game):
+        await sessions.load(other, fresh=True)  # remembered: the cache lets ``game`` go
+        assert game not in sessions.cache
+        waiting = asyncio.create_task(second())
+        # one turn of the loop runs the new task up to its first suspension: the lock's
+        # acquire, which returns at once when the lock is free (a second lock would be)
+        await asyncio.sleep(0)
+        assert sessions.lock(game).users == 2
+        assert not entered.is_set()
+    await waiting
+    assert entered.is_set()
+    assert game not in sessions._locks

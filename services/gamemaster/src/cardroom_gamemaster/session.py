@@ -187,6 +187,36 @@ def _numbered(loaded: Loaded, items: Sequence[Item]) -> _Batch:
     return batch
 
 
+class GameLock:
+    """One game's lock, counting who holds or awaits it (see :meth:`Sessions.lock`)."""
+
+    __slots__ = ("game", "lock", "sessions", "users")
+
+    def __init__(self, sessions: Sessions, game: str) -> None:
+        self.sessions = sessions
+        self.game = game
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+    async def __aenter__(self) -> None:
+        self.users += 1
+        try:
+            await self.lock.acquire()
+        except BaseException:
+            self._leave()
+            raise
+
+    async def __aexit__(self, *_: object) -> None:
+        self.lock.release()
+        self._leave()
+
+    def _leave(self) -> None:
+        self.users -= 1
+        sessions = self.sessions
+        if not self.users and self.game not in sessions.cache:
+            del sessions._locks[self.game]
+
+
 class Sessions:
     """Units of work on games, with the cache and the locks they share.
 
@@ -216,7 +246,7 @@ class Sessions:
         self.presence = presence
         self.rng = rng
         self.cache: OrderedDict[str, Loaded] = OrderedDict()
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, GameLock] = {}
 
     # -- the unit of work ----------------------------------------------------------------------
     async def run(
@@ -241,11 +271,15 @@ class Sessions:
                     continue
         raise WireError(ErrorCode.CONFLICT, busy)
 
-    def lock(self, game: str) -> asyncio.Lock:
-        lock = self._locks.get(game)
-        if lock is None:
-            lock = self._locks[game] = asyncio.Lock()
-        return lock
+    def lock(self, game: str) -> GameLock:
+        """The game's lock in this process (``async with``). It is kept while someone holds
+        or awaits it, or while the game is cached: an id a player names that is no game (or
+        a game not kept) leaves nothing behind once answered, so naming ever new ids cannot
+        grow this process's memory."""
+        entry = self._locks.get(game)
+        if entry is None:
+            entry = self._locks[game] = GameLock(self, game)
+        return entry
 
     def cached(self, game: str) -> Loaded | None:
         """This process's copy of the game, if any (it may be behind the store)."""
@@ -278,7 +312,9 @@ class Sessions:
         self.cache.move_to_end(game)
         while len(self.cache) > CACHE_SIZE:
             old, _ = self.cache.popitem(last=False)
-            self._locks.pop(old, None)
+            entry = self._locks.get(old)
+            if entry is not None and not entry.users:  # (a holder lets it go when done)
+                del self._locks[old]
 
     def _behind(self, game: str, version: int) -> bool:
         """True when the cached state (if any) is older than ``version``."""
@@ -420,6 +456,7 @@ __all__ = [
     "CACHE_SIZE",
     "RETRIES",
     "Appended",
+    "GameLock",
     "GroupCommit",
     "Item",
     "Loaded",
