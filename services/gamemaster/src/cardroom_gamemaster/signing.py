@@ -14,23 +14,29 @@ the gamemaster looks at what was kept for the transitions since it last looked:
 - an acknowledgement still owed (an away player: its gate was excused) is not waited for;
   the player signs it when it comes back, and the record shows what was signed when.
 
-What was checked is remembered per game in this process (another instance checks again from
-the start of the game, which reads the game's events once).
+What was checked is remembered per game in this process, for the ``KEPT`` games looked at
+last (another instance, or this one for a game it forgot, checks again from the start of the
+game, which reads the game's signatures once and comes to the same verdict).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from cardroom_engine import Event, TableState
 from cardroom_eventstore import EventStore
 
+KEPT = 10_000
+"""Games whose checked version is remembered (as many as the gamemaster caches): a process
+that signs games for months keeps a bounded number of marks."""
+
 
 class TransitionSignatures:
     def __init__(self, store_of: Callable[[str], EventStore]) -> None:
         self.store_of = store_of  # the event store that holds a game
-        self._checked: dict[str, int] = {}  # game -> the version checked up to
+        self._checked: OrderedDict[str, int] = OrderedDict()  # game -> checked up to
 
     async def halt(self, rules: Any, state: TableState) -> list[Event]:
         """The events that halt the table (a rejection, a bad or missing signature since the
@@ -62,6 +68,9 @@ class TransitionSignatures:
                 elif player not in owed.get(record.version, ()):
                     return list(rules.halt(inner, record.version, player, _unsigned(player)))
         self._checked[game] = upto
+        self._checked.move_to_end(game)
+        if len(self._checked) > KEPT:
+            self._checked.popitem(last=False)
         return []
 
 
