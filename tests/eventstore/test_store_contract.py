@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 import pytest
@@ -485,6 +485,29 @@ async def test_read_models_read_as_the_projector_left_them(es: Store) -> None:
     await es.ack("g", 1, "a")
     assert await es.delete_acknowledged() == 1
     assert [n.seq for n in await es.notifications_for_versions("g", "a", [1, 2])] == [2]
+
+
+async def test_a_creators_tables_waiting_for_players_are_counted(es: Store) -> None:
+    def table(game: str, creator: str, status: str = "lobby") -> dict[str, Any]:
+        return {
+            "game": game,
+            "game_type": "take5",
+            "status": status,
+            "creator": creator,
+            "version": 1,
+        }
+
+    before = datetime.now(UTC) - timedelta(minutes=1)
+    await project(
+        es,
+        [],
+        [],
+        [table("g1", "ann"), table("g2", "ann"), table("g3", "ann", "playing"), table("g4", "bo")],
+    )
+    assert await es.waiting_tables("ann", before) == 2
+    assert await es.waiting_tables("bo", before) == 1
+    assert await es.waiting_tables("cy", before) == 0
+    assert await es.waiting_tables("ann", datetime.now(UTC) + timedelta(minutes=1)) == 0
 
 
 async def test_transition_signatures_are_kept_once_while_owed(es: Store) -> None:

@@ -17,6 +17,7 @@ const ERROR_WORDS = {
   illegal_move: "That move is not allowed now.",
   awaiting_acks: "Another player has not seen the last move yet; try again in a moment.",
   table_full: "That table is full.",
+  too_many_tables: "You have many tables waiting for players; start or fill one first.",
   already_seated: "You already sit at that table.",
   not_seated: "You do not sit at that table.",
   not_creator: "Only the table's creator can start it.",

@@ -35,7 +35,7 @@ from .model import (
     EventStoreError,
     RecordedEvent,
 )
-from .readmodels import LIST_LIMIT, StoredNotification, StoredView
+from .readmodels import LIST_LIMIT, LOBBY, StoredNotification, StoredView
 from .signatures import Signed
 
 if TYPE_CHECKING:
@@ -415,6 +415,13 @@ class InMemoryEventStore:
         ]
         found.sort(key=lambda row: row[0], reverse=True)
         return found[:limit]
+
+    async def waiting_tables(self, creator: str, since: datetime) -> int:
+        return sum(
+            1
+            for at, summary in self._tables.values()
+            if summary["status"] == LOBBY and summary.get("creator") == creator and at >= since
+        )
 
     async def delete_acknowledged(self) -> int:
         gone = [

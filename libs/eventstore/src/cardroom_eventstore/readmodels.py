@@ -74,6 +74,8 @@ SPECTATOR = ""
 
 #: The ``tables.status`` of a game that is over (the engine's ``TableState.status``).
 FINISHED = "finished"
+#: The ``tables.status`` of a table that waits for players.
+LOBBY = "lobby"
 
 
 @dataclass(frozen=True)
@@ -404,6 +406,19 @@ class ReadModels:
             query = query.where(tables.c.status == status)
         async with self.engine.connect() as conn:
             return [(r.updated_at, dict(r.summary)) for r in await conn.execute(query)]
+
+    async def waiting_tables(self, creator: str, since: datetime) -> int:
+        """How many tables ``creator`` made that still wait for players (in the lobby), changed
+        at ``since`` or later."""
+        query = (
+            sa.select(sa.func.count())
+            .select_from(tables)
+            .where(tables.c.status == LOBBY)
+            .where(tables.c.summary["creator"].astext == creator)
+            .where(tables.c.updated_at >= since)
+        )
+        async with self.engine.connect() as conn:
+            return int(await conn.scalar(query) or 0)
 
     async def claim_resends(
         self, *, first: float, cap: float, finished: int, limit: int, owed_for: float | None = None

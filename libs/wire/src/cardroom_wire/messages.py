@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     NOT_SEATED = "not_seated"
     ALREADY_SEATED = "already_seated"
     TABLE_FULL = "table_full"
+    TOO_MANY_TABLES = "too_many_tables"  # create: this player's tables waiting for players
     NOT_CREATOR = "not_creator"
     NOT_ENOUGH_PLAYERS = "not_enough_players"
     ALREADY_STARTED = "already_started"

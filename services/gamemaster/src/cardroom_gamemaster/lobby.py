@@ -11,8 +11,10 @@ already is ``conflict``).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from cardroom_engine import Event, Table, TableState, registry
@@ -33,6 +35,24 @@ from cardroom_wire import (
 from .credentials import Credentials
 from .session import Loaded, Sessions
 
+OPEN_TABLES = 16
+"""Tables one player may have waiting for players (``CARDROOM_OPEN_TABLES``; 0: no limit):
+a player who makes table after table (the rate limit lets one make hundreds a minute) would
+bury everyone else's in the lobby's listing and fill the store. A waiting table untouched
+for ``OPEN_WINDOW`` no longer counts, so tables nobody joined do not lock their creator
+out. The count is the lobby's read model's, so a burst can pass the limit by what the
+projector has not yet written (a few tables)."""
+OPEN_WINDOW = timedelta(hours=1)
+
+
+def open_tables_limit() -> int:
+    raw = os.environ.get("CARDROOM_OPEN_TABLES", "").strip()
+    if not raw:
+        return OPEN_TABLES
+    if not raw.isdigit():
+        raise ValueError(f"CARDROOM_OPEN_TABLES must be a whole number, not {raw!r}")
+    return int(raw)
+
 
 class Lobby:
     def __init__(
@@ -46,6 +66,7 @@ class Lobby:
         self._shards = shards  # (read when asked: the host sets them up after the services)
         self._credentials = credentials  # (read on first use: the secret is asked for then)
         self.rng = rng
+        self.open_tables = open_tables_limit()
 
     async def create(self, player: str, req: CreateTable) -> dict[str, Any]:
         shards = self._shards()
@@ -56,6 +77,7 @@ class Lobby:
             shards.check_new(game_id)
         table = Table(registry.get(req.game_type))
         events = table.create(game_id, player, req.config, req.seats, key=req.key)
+        await self._check_open(player)
         sessions = self.sessions
         async with sessions.lock(game_id):
             try:
@@ -101,6 +123,21 @@ class Lobby:
             return ok(game=game, version=state.seen(player), table=state.summary())
 
         return await sessions.run(game, change, busy="the table is busy; try again")
+
+    async def _check_open(self, player: str) -> None:
+        """Refuse a new table to a player with :data:`OPEN_TABLES` waiting for players."""
+        limit = self.open_tables
+        if limit <= 0:
+            return
+        since = datetime.now(UTC) - OPEN_WINDOW
+        counts = await asyncio.gather(
+            *(store.waiting_tables(player, since) for store in self._shards().stores)
+        )
+        if sum(counts) >= limit:
+            raise WireError(
+                ErrorCode.TOO_MANY_TABLES,
+                f"you have {limit} tables waiting for players: start or fill one first",
+            )
 
     async def summary(self, game: str) -> dict[str, Any]:
         """A table's summary as the store has it now: from the cache when it holds the
