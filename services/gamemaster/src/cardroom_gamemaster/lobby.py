@@ -37,7 +37,7 @@ from .session import Loaded, Sessions
 
 OPEN_TABLES = 16
 """Tables one player may have waiting for players (``CARDROOM_OPEN_TABLES``; 0: no limit):
-a player who makes table after table (the rate limit lets one make hundreds a minute) would
+a player who makes table after table (the rate limit lets one make a hundred a second) would
 bury everyone else's in the lobby's listing and fill the store. A waiting table untouched
 for ``OPEN_WINDOW`` no longer counts, so tables nobody joined do not lock their creator
 out. The count is the lobby's read model's, so a burst can pass the limit by what the
