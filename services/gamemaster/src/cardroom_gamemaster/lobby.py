@@ -19,6 +19,7 @@ from typing import Any
 
 from cardroom_engine import Event, Table, TableState, registry
 from cardroom_eventstore import Append, ConcurrencyError, NewEvent, readmodels
+from cardroom_runtime.settings import SettingsError
 from cardroom_runtime.shards import Shards
 from cardroom_wire import (
     CreateTable,
@@ -46,11 +47,13 @@ OPEN_WINDOW = timedelta(hours=1)
 
 
 def open_tables_limit() -> int:
+    """``CARDROOM_OPEN_TABLES``; a value that is not a whole number is a setting that cannot
+    be used (``cardroom serve`` says so in one line and exits 78)."""
     raw = os.environ.get("CARDROOM_OPEN_TABLES", "").strip()
     if not raw:
         return OPEN_TABLES
     if not raw.isdigit():
-        raise ValueError(f"CARDROOM_OPEN_TABLES must be a whole number, not {raw!r}")
+        raise SettingsError(f"CARDROOM_OPEN_TABLES={raw!r}: expected a whole number")
     return int(raw)
 
 
