@@ -12,6 +12,13 @@ or more) is measured in these games.
 Run: ``.venv/bin/python bench/arena.py GAME [GAMES] [FIRST_SEED] [WORKERS]``
 (``WORKERS`` processes, default 1: the machine is shared). ``ARENA_SET``, e.g.
 ``iterations=240,confidence=2``: knobs of the search bots' search, for trials.
+``ARENA_ORACLE=1``: the search bot's determinizer is handed the true state of the game
+instead of a sample consistent with its view, so it searches with every card open. No bot
+of the game ever does this (only this trial): it bounds what a better determinization could
+buy a search of the same kind, the rest being its rollouts and its value.
+``ARENA_ORACLE=hands``: the same, but the order of the deck (a state's ``deck`` tuple, top
+first, as papas keeps it) is shuffled in each sample: the others' hands open, the draws not.
+Games whose hidden cards are masked (Macaua) have no open state to hand and refuse both.
 """
 
 from __future__ import annotations
@@ -70,11 +77,51 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
         clock.wrap(searcher)
     keys = {p: k for p, b in made.items() if isinstance(k := getattr(b, "verify_key", None), str)}
     chooser = bots_chooser(rules, dict(zip(seats, kinds, strict=True)), made)
+    if os.environ.get("ARENA_ORACLE"):
+        chooser = _oracle(game, made, chooser, os.environ["ARENA_ORACLE"] == "hands")
     local = play(rules, seats, random.Random(index), CONFIGS[game], chooser, keys=keys or None)
     outcome = local.outcome
     assert outcome is not None
     ranking = [[p.split("-")[0] for p in group] for group in outcome.ranking]
     return ranking, clock.spent, clock.count
+
+
+def _oracle(game: str, made: Mapping[str, Any], chooser: Any, hands: bool) -> Any:
+    """``chooser``, with every search bot's samples replaced by the game's true state (with
+    ``hands``, its deck shuffled)."""
+    if game == "macaua":
+        raise SystemExit("ARENA_ORACLE: Macaua's cards are masked; there is no open state")
+    now: dict[str, Any] = {}
+
+    def true_state(view: Any, player: str, rng: random.Random) -> Any:
+        state = now["local"].state.game
+        deck = getattr(state, "deck", None)
+        if hands and isinstance(deck, tuple):
+            order = list(deck)
+            rng.shuffle(order)
+            return state._replace(deck=tuple(order))
+        return state
+
+    for bot in made.values():
+        determinizer = getattr(bot, "determinizer", None)
+        if determinizer is not None:
+            determinizer.sample = true_state
+
+    def choose(local: Any, player: str, actions: Any, rng: random.Random) -> Any:
+        now["local"] = local
+        return chooser(local, player, actions, rng)
+
+    return choose
+
+
+def ahead(rankings: list[list[list[str]]], a: str, b: str) -> int:
+    """In how many games kind ``a`` ranked above kind ``b``."""
+    return sum(
+        1
+        for ranking in rankings
+        for i, group in enumerate(ranking)
+        if a in group and any(b in later for later in ranking[i + 1 :])
+    )
 
 
 def rate(rankings: list[list[list[str]]]) -> dict[str, Any]:
@@ -125,9 +172,14 @@ def main() -> None:
         results = list(pool.map(one_game, itertools.repeat(game), indices))
     spent = sum(s for _, s, _ in results)
     timed = sum(t for _, _, t in results)
-    table = rate([r for r, _, _ in results])
+    rankings = [r for r, _, _ in results]
+    table = rate(rankings)
+    oracle = {
+        "1": " (ARENA_ORACLE: the search sees every card)",
+        "hands": " (ARENA_ORACLE=hands: the search sees every hand, not the deck's order)",
+    }.get(os.environ.get("ARENA_ORACLE", ""), "")
     print(
-        f"{game}: {count} games (seeds {first}-{first + count - 1}) in "
+        f"{game}{oracle}: {count} games (seeds {first}-{first + count - 1}) in "
         f"{time.perf_counter() - began:.0f} s; search {spent / max(timed, 1) * 1000:.0f} ms a "
         f"decision ({timed} timed)"
     )
@@ -135,6 +187,11 @@ def main() -> None:
         r = table[k]
         figures = f"{r['mu']:6.2f} +- {r['sigma']:5.2f}  wins {r['wins']:5.1f}"
         print(f"  {k:<10} {figures}  rank {r['rank']:.2f}")
+    over, under = ahead(rankings, "search", "heuristic"), ahead(rankings, "heuristic", "search")
+    print(
+        f"  search ranked above heuristic in {over} games, below in {under} "
+        f"({over / max(over + under, 1):.0%} of the games they did not tie)"
+    )
     print(
         "  "
         + "; ".join(
