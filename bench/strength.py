@@ -6,8 +6,11 @@ subject root on the servers the tests use), exactly as ``cardroom tournament`` p
 half of them in each cyclic order of the seats (the first seat rotates in each half); the
 ratings are analytics' (openskill Plackett-Luce), over all the games. The order is shown
 when each kind's mu is above the next one's by more than twice their combined sigma
-("separated"). The search bot's time per decision (a choice among two actions or more) at
-its default strength, timed in memory games of search bots, is printed beside.
+("separated"); beside it, in how many games each kind ranked above the next and below it
+(analytics' results of each game): a tournament of a few hundred games separates two kinds
+reliably only when the stronger ranks above the other in about 75% of their games
+(``bench/separation.py``). The search bot's time per decision (a choice among two actions
+or more) at its default strength, timed in memory games of search bots, is printed beside.
 
 Run: ``make strength`` (``BENCH_STRENGTH_GAMES``, default 60, or per game
 ``BENCH_STRENGTH_GAMES_<GAME>``, e.g. ``BENCH_STRENGTH_GAMES_PAPAS``;
@@ -23,6 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from arena import ahead
 from common import (
     DecisionClock,
     Report,
@@ -77,6 +81,7 @@ class Balanced:
     seconds: float
     leaderboard: dict[str, Any]
     orders: list[tuple[list[str], dict[str, int]]]  # each seating, its wins per kind
+    rankings: list[list[list[str]]]  # each game's kinds, best first (ties share a group)
 
 
 async def balanced(
@@ -115,9 +120,18 @@ async def balanced(
             {"game_type": game, "players": players, "games": played},
             timeout=60,
         )
+        kind_of = dict(bot_players(kinds))
+        rankings: list[list[list[str]]] = []
+        for game_id in played:
+            answer = await ask(nc, root, "game", {"game": game_id}, timeout=60)
+            by_rank: dict[int, list[str]] = {}
+            for row in answer["results"]:
+                player = str(row["player_id"])
+                by_rank.setdefault(int(row["rank"]), []).append(kind_of.get(player, player))
+            rankings.append([by_rank[r] for r in sorted(by_rank)])
     finally:
         await nc.close()
-    return Balanced(played, failed, time.perf_counter() - began, board, per_order)
+    return Balanced(played, failed, time.perf_counter() - began, board, per_order, rankings)
 
 
 async def main() -> None:
@@ -171,6 +185,21 @@ async def main() -> None:
                     for a, b in itertools.pairwise(kinds)
                 ]
                 report.line("  " + "; ".join(order))
+                above = [
+                    (ahead(result.rankings, a, b), ahead(result.rankings, b, a))
+                    for a, b in itertools.pairwise(kinds)
+                ]
+                report.line(
+                    "  "
+                    + "; ".join(
+                        f"{a} above {b} in {over} games, below in {under} "
+                        f"({over / max(over + under, 1):.0%})"
+                        for (a, b), (over, under) in zip(
+                            itertools.pairwise(kinds), above, strict=True
+                        )
+                    )
+                    + " (separation needs about 75%: bench/separation.py)"
+                )
                 rows.append(
                     {
                         "game": game,
@@ -182,6 +211,7 @@ async def main() -> None:
                         "separated": [
                             separated(ratings[a], ratings[b]) for a, b in itertools.pairwise(kinds)
                         ],
+                        "above_below": above,
                         "search_move_s": per_move,
                         "orders": [{"seats": o, "wins": w} for o, w in result.orders],
                     }
