@@ -11,7 +11,8 @@ the same code; a restart is most of this test's time); ``make chaos`` kills ever
 Size (environment; ``make chaos`` runs a bigger one):
 
 - ``CARDROOM_CHAOS_GAMES``: at least this many games (default 100; 60 with two instances);
-- ``CARDROOM_CHAOS_KILLS``: kills of each service process (default 2; 1 with two instances);
+- ``CARDROOM_CHAOS_KILLS``: kills of each killed service process (default 1; ``make chaos``:
+  6, again and again);
 - ``CARDROOM_CHAOS_TABLES``: tables played at once (default 10);
 - ``CARDROOM_CHAOS_SEED``: the random seed of the kill plan (default: random, printed);
 - ``CARDROOM_CHAOS_EVERY_INSTANCE``: 1 to kill every instance, not one of each service.
@@ -40,7 +41,7 @@ SERVICES = ["gamemaster", "relay", "projector", "acktracker", "timers"]
 SCALED = [*SERVICES, "analytics"]
 # (instances of each service, the services, at least this many games, kills of each process)
 SIZES = {
-    1: (SERVICES, env_int("CARDROOM_CHAOS_GAMES", 100), env_int("CARDROOM_CHAOS_KILLS", 2)),
+    1: (SERVICES, env_int("CARDROOM_CHAOS_GAMES", 100), env_int("CARDROOM_CHAOS_KILLS", 1)),
     2: (SCALED, env_int("CARDROOM_CHAOS_GAMES", 60), env_int("CARDROOM_CHAOS_KILLS", 1)),
 }
 
