@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from cardroom_runtime.embedded import free_port
-from cardroom_runtime.nats import DUPLICATE_WINDOW, connect, ensure_stream
+from cardroom_runtime.nats import DUPLICATE_WINDOW, connect, ensure_stream, subscribe_group
+from cardroom_wire import Subjects
+from nats.aio.msg import Msg
 from nats.js.api import StorageType
 from nats.js.errors import APIError
 
@@ -87,3 +90,58 @@ async def test_a_single_server_refuses_more_than_one_replica(
         await js.delete_stream(name)
     finally:
         await nc.close()
+
+
+async def test_replicas_that_start_at_once_all_get_their_share(
+    nats_url: str, subject_root: str
+) -> None:
+    """Four replicas of a push consumer join at the same moment, as ``docker compose up
+    --scale projector=4`` starts them: each finds no consumer and creates it. Every one of
+    them then takes a share of the stream, and each message reaches one replica once (with
+    an inbox per replica, the last creation took every message and the others none)."""
+    s = Subjects(f"{subject_root}grp")
+    conns = [await connect(nats_url, f"{subject_root}-replica{i}") for i in range(4)]
+    js = conns[0].jetstream()
+    try:
+        await ensure_stream(js, s.events_stream, [s.events_all])
+        got: list[list[bytes]] = [[] for _ in conns]
+        every = asyncio.Event()
+
+        def taker(i: int):  # type: ignore[no-untyped-def]
+            async def take(msg: Msg) -> None:
+                got[i].append(msg.data)
+                await msg.ack()
+                if sum(map(len, got)) >= 200:
+                    every.set()
+
+            return take
+
+        await asyncio.gather(
+            *(
+                subscribe_group(
+                    nc.jetstream(),
+                    s.events_all,
+                    stream=s.events_stream,
+                    group=f"{s.root}-grp",
+                    deliver_subject=s.delivery("grp"),
+                    cb=taker(i),
+                    ack_wait=5.0,
+                )
+                for i, nc in enumerate(conns)
+            )
+        )
+        for n in range(200):
+            await js.publish(f"{s.root}.events.g.x", str(n).encode())
+        await asyncio.wait_for(every.wait(), 20)
+        taken = sorted(int(b) for share in got for b in share)
+        assert taken == list(range(200))  # each once
+        # a queue group hands each message to a replica at random: with four listening, one
+        # that takes none of 200 is (3/4)^200 unlikely, and certain when it hears nothing
+        assert all(share for share in got), [len(share) for share in got]
+        info = await js.consumer_info(s.events_stream, f"{s.root}-grp")
+        assert info.config.deliver_subject == s.delivery("grp")
+    finally:
+        with contextlib.suppress(Exception):
+            await js.delete_stream(s.events_stream)
+        for nc in conns:
+            await nc.close()

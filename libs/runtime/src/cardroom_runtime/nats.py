@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import nats
 from cardroom_client import natsfix
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
-from nats.js.api import StorageType, StreamConfig, StreamInfo
+from nats.js.api import ConsumerConfig, DeliverPolicy, StorageType, StreamConfig, StreamInfo
 from nats.js.errors import BadRequestError, NotFoundError
 
 from .settings import nats_servers
@@ -127,4 +128,45 @@ async def ensure_stream(
         return await js.add_stream(wanted)
 
 
-__all__ = ["DUPLICATE_WINDOW", "connect", "ensure_stream", "nats", "nats_servers", "redact"]
+async def subscribe_group(
+    js: JetStreamContext,
+    subject: str,
+    *,
+    stream: str,
+    group: str,
+    deliver_subject: str,
+    cb: Callable[[Msg], Awaitable[None]],
+    ack_wait: float,
+) -> JetStreamContext.PushSubscription:
+    """Join the replicas of durable push consumer ``group`` (its deliver group) on
+    ``stream``: every message of ``subject`` from the stream's start, to one replica, acked by
+    hand (one unacknowledged for ``ack_wait`` seconds comes again).
+
+    The first replica creates the consumer. Replicas that start at once each find none and
+    each create it; JetStream accepts an identical configuration again but lets a different
+    one replace the first, so the deliver subject is fixed (``deliver_subject``), not an inbox
+    per replica, which would leave every replica but the last waiting on an inbox nothing
+    reaches.
+    """
+    return await js.subscribe(
+        subject,
+        queue=group,
+        stream=stream,
+        cb=cb,
+        manual_ack=True,
+        deliver_policy=DeliverPolicy.ALL,
+        config=ConsumerConfig(
+            filter_subjects=[], ack_wait=ack_wait, deliver_subject=deliver_subject
+        ),
+    )
+
+
+__all__ = [
+    "DUPLICATE_WINDOW",
+    "connect",
+    "ensure_stream",
+    "nats",
+    "nats_servers",
+    "redact",
+    "subscribe_group",
+]

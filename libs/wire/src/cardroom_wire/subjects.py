@@ -167,6 +167,13 @@ class Subjects:
         """gamemaster -> timers: a deadline earlier than usual, ``{"game", "due"}`` (epoch s)."""
         return f"{self.root}.internal.deadlines"
 
+    def delivery(self, consumer: str) -> str:
+        """Where JetStream pushes the event stream to the replicas of a push consumer (their
+        deliver group). Fixed, not a random inbox: replicas that start at once each create the
+        consumer, and only identical configurations agree; with an inbox each, the last
+        creation would win and the others would wait for ever on inboxes nothing reaches."""
+        return f"{self.root}.internal.deliver.{consumer}"
+
     @property
     def internal_all(self) -> str:
         return f"{self.root}.internal.>"

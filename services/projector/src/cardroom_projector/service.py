@@ -37,6 +37,7 @@ from cardroom_eventstore import TO, EventStore, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
 from cardroom_runtime.host import Asker, Service, ensure_events_stream, storage_unavailable
 from cardroom_runtime.metrics import Histogram
+from cardroom_runtime.nats import subscribe_group
 from cardroom_wire import (
     ErrorCode,
     Notification,
@@ -275,17 +276,16 @@ class Projector(Service):
         # restarts, and several projectors share the stream. On nats-py directly: FastStream's
         # per-message pipeline cost more than the projection itself. JetStream holds at most
         # its max_ack_pending (1000) unacknowledged events per consumer in flight.
-        js = self.rt.broker.connection.jetstream()
-        self._sub = await js.subscribe(
+        self._sub = await subscribe_group(
+            self.rt.broker.connection.jetstream(),
             s.events_all,
-            queue=self._durable,
             stream=s.events_stream,
+            group=self._durable,
+            deliver_subject=s.delivery("projector"),
             cb=self._on_msg,
-            manual_ack=True,
-            deliver_policy=DeliverPolicy.ALL,
             # an event delivered to a projector that died before acknowledging it comes
             # again after ack_wait; JetStream's default (30 s) holds that game as long
-            config=ConsumerConfig(filter_subjects=[], ack_wait=ACK_WAIT),
+            ack_wait=ACK_WAIT,
         )
 
     async def stop(self) -> None:
