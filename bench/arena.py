@@ -19,6 +19,8 @@ buy a search of the same kind, the rest being its rollouts and its value.
 ``ARENA_ORACLE=hands``: the same, but the order of the deck (a state's ``deck`` tuple, top
 first, as papas keeps it) is shuffled in each sample: the others' hands open, the draws not.
 Games whose hidden cards are masked (Macaua) have no open state to hand and refuse both.
+``ARENA_KINDS``, e.g. ``search,heuristic``: the kinds at the table (default all three), in
+the same rotation of seatings; two kinds play head to head, seats alternating.
 """
 
 from __future__ import annotations
@@ -46,11 +48,20 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
-def seating(index: int) -> list[str]:
+def table_kinds() -> list[str]:
+    """The kinds at the table: ``ARENA_KINDS`` (comma-separated) or all three."""
+    named = [k.strip() for k in os.environ.get("ARENA_KINDS", "").split(",") if k.strip()]
+    unknown = set(named) - set(KINDS)
+    if unknown or len(named) == 1 or len(set(named)) != len(named):
+        raise SystemExit(f"ARENA_KINDS: two or three of {', '.join(KINDS)}, each once")
+    return named or list(KINDS)
+
+
+def seating(index: int, kinds: list[str] = KINDS) -> list[str]:
     """The kinds by seat for game ``index``: both cyclic orders, each first seat in turn."""
-    orders = [KINDS, [KINDS[0], *reversed(KINDS[1:])]]
-    order = orders[(index // 3) % 2]
-    shift = index % 3
+    orders = [kinds, [kinds[0], *reversed(kinds[1:])]]
+    order = orders[(index // len(kinds)) % 2]
+    shift = index % len(kinds)
     return order[shift:] + order[:shift]
 
 
@@ -63,7 +74,7 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
 
     load_games()
     rules = registry.get(game)
-    kinds = seating(index)
+    kinds = seating(index, table_kinds())
     seats = [f"{kind}-{i}" for i, kind in enumerate(kinds)]
     made = {p: rules.bots[k](p) for p, k in zip(seats, kinds, strict=True)}
     clock = DecisionClock()
@@ -124,13 +135,13 @@ def ahead(rankings: list[list[list[str]]], a: str, b: str) -> int:
     )
 
 
-def rate(rankings: list[list[list[str]]]) -> dict[str, Any]:
+def rate(rankings: list[list[list[str]]], kinds: list[str] = KINDS) -> dict[str, Any]:
     from openskill.models import PlackettLuce
 
     model = PlackettLuce()
-    ratings = {k: model.rating() for k in KINDS}
-    wins = dict.fromkeys(KINDS, 0.0)
-    rank_sum = dict.fromkeys(KINDS, 0.0)
+    ratings = {k: model.rating() for k in kinds}
+    wins = dict.fromkeys(kinds, 0.0)
+    rank_sum = dict.fromkeys(kinds, 0.0)
     for ranking in rankings:
         ranked: list[tuple[str, int]] = []
         place = 1
@@ -153,7 +164,7 @@ def rate(rankings: list[list[list[str]]]) -> dict[str, Any]:
             "wins": wins[k],
             "rank": rank_sum[k] / n,
         }
-        for k in KINDS
+        for k in kinds
     }
 
 
@@ -173,7 +184,8 @@ def main() -> None:
     spent = sum(s for _, s, _ in results)
     timed = sum(t for _, _, t in results)
     rankings = [r for r, _, _ in results]
-    table = rate(rankings)
+    kinds = table_kinds()
+    table = rate(rankings, kinds)
     oracle = {
         "1": " (ARENA_ORACLE: the search sees every card)",
         "hands": " (ARENA_ORACLE=hands: the search sees every hand, not the deck's order)",
@@ -183,20 +195,21 @@ def main() -> None:
         f"{time.perf_counter() - began:.0f} s; search {spent / max(timed, 1) * 1000:.0f} ms a "
         f"decision ({timed} timed)"
     )
-    for k in KINDS:
+    for k in kinds:
         r = table[k]
         figures = f"{r['mu']:6.2f} +- {r['sigma']:5.2f}  wins {r['wins']:5.1f}"
         print(f"  {k:<10} {figures}  rank {r['rank']:.2f}")
-    over, under = ahead(rankings, "search", "heuristic"), ahead(rankings, "heuristic", "search")
-    print(
-        f"  search ranked above heuristic in {over} games, below in {under} "
-        f"({over / max(over + under, 1):.0%} of the games they did not tie)"
-    )
+    for a, b in itertools.pairwise(kinds):
+        over, under = ahead(rankings, a, b), ahead(rankings, b, a)
+        print(
+            f"  {a} ranked above {b} in {over} games, below in {under} "
+            f"({over / max(over + under, 1):.0%} of the games they did not tie)"
+        )
     print(
         "  "
         + "; ".join(
             f"{a} > {b}: {'separated' if separated(table[a], table[b]) else 'NOT separated'}"
-            for a, b in itertools.pairwise(KINDS)
+            for a, b in itertools.pairwise(kinds)
         )
     )
 

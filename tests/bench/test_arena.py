@@ -85,3 +85,35 @@ def test_the_simulated_ratings_separate_a_sure_edge_and_not_a_coin() -> None:
     assert sure[0]
     assert sure[1] > 10
     assert sum(c[0] for c in coin) <= 1
+
+
+def test_two_kinds_play_head_to_head_in_alternating_seats(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    arena = _load("arena")
+    monkeypatch.setenv("ARENA_KINDS", "search,heuristic")
+    kinds = arena.table_kinds()
+    assert kinds == ["search", "heuristic"]
+    assert [arena.seating(i, kinds) for i in range(4)] == [
+        ["search", "heuristic"],
+        ["heuristic", "search"],
+        ["search", "heuristic"],
+        ["heuristic", "search"],
+    ]
+    table = arena.rate([[["search"], ["heuristic"]]] * 3, kinds)
+    assert set(table) == {"search", "heuristic"}
+    assert table["search"]["mu"] > table["heuristic"]["mu"]
+    for wrong in ("search", "search,search", "search,oracle"):
+        monkeypatch.setenv("ARENA_KINDS", wrong)
+        with pytest.raises(SystemExit):
+            arena.table_kinds()
+    monkeypatch.delenv("ARENA_KINDS")
+    assert arena.table_kinds() == arena.KINDS
+    assert [arena.seating(i) for i in range(6)] == [
+        ["search", "heuristic", "random"],
+        ["heuristic", "random", "search"],
+        ["random", "search", "heuristic"],
+        ["search", "random", "heuristic"],
+        ["random", "heuristic", "search"],
+        ["heuristic", "search", "random"],
+    ]
