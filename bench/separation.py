@@ -10,6 +10,10 @@ that a rating can follow a player whose skill changes) and with ``tau`` = 0 (ski
 not change, as a bot's). Each cell is the share of ``RUNS`` simulated tournaments that end
 separated, then the mean mu gap and the stronger kind's mean sigma.
 
+``SEPARATION_TABLE=pairs``: the kinds play head to head instead, a round robin of pairs in
+turn (strong against weak, weak against last, strong against last; the last kind loses
+every game), so that ``n`` games hold ``n / 3`` of strong against weak.
+
 Run: ``.venv/bin/python bench/separation.py`` (about a minute; ``SEPARATION_RUNS``, default
 40).
 """
@@ -26,13 +30,23 @@ RATES = (0.55, 0.60, 0.65, 0.70, 0.75)
 GAMES = (100, 200, 400)
 
 
-def tournament(p: float, n: int, seed: int, model: PlackettLuce) -> tuple[bool, float, float]:
-    """One tournament of ``n`` games: whether it ends separated, the mu gap, the sigma."""
+PAIRS = (("strong", "weak"), ("weak", "last"), ("strong", "last"))
+
+
+def tournament(
+    p: float, n: int, seed: int, model: PlackettLuce, pairs: bool = False
+) -> tuple[bool, float, float]:
+    """One tournament of ``n`` games: whether it ends separated, the mu gap, the sigma
+    (``pairs``: head to head, a round robin of the pairs in turn)."""
     rng = random.Random(seed)
     ratings = {k: model.rating() for k in ("strong", "weak", "last")}
-    for _ in range(n):
-        order = ["strong", "weak"] if rng.random() < p else ["weak", "strong"]
-        order.append("last")
+    for i in range(n):
+        if pairs and PAIRS[i % 3] != ("strong", "weak"):
+            order = list(PAIRS[i % 3])
+        else:
+            order = ["strong", "weak"] if rng.random() < p else ["weak", "strong"]
+            if not pairs:
+                order.append("last")
         rated = model.rate([[ratings[k]] for k in order])
         for k, (new,) in zip(order, rated, strict=True):
             ratings[k] = new
@@ -42,13 +56,16 @@ def tournament(p: float, n: int, seed: int, model: PlackettLuce) -> tuple[bool, 
 
 def main() -> None:
     runs = int(os.environ.get("SEPARATION_RUNS", "40"))
+    pairs = os.environ.get("SEPARATION_TABLE", "") == "pairs"
+    if pairs:
+        print("head to head: a round robin of the pairs")
     for name, model in (("default tau", PlackettLuce()), ("tau = 0", PlackettLuce(tau=0.0))):
         print(f"{name}: share of {runs} tournaments separated (mean mu gap, sigma)")
         print("  p     " + "".join(f"{n:>22}" for n in GAMES))
         for p in RATES:
             cells = []
             for n in GAMES:
-                results = [tournament(p, n, seed, model) for seed in range(runs)]
+                results = [tournament(p, n, seed, model, pairs) for seed in range(runs)]
                 share = sum(r[0] for r in results) / runs
                 gap = sum(r[1] for r in results) / runs
                 sigma = sum(r[2] for r in results) / runs

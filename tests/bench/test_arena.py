@@ -117,3 +117,13 @@ def test_two_kinds_play_head_to_head_in_alternating_seats(
         ["random", "heuristic", "search"],
         ["heuristic", "search", "random"],
     ]
+
+
+def test_a_round_robin_of_pairs_separates_a_sure_edge_and_not_a_coin() -> None:
+    separation = _load("separation")
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    assert separation.tournament(1.0, 300, 0, model, pairs=True)[0]
+    coin = [separation.tournament(0.5, 300, seed, model, pairs=True) for seed in range(10)]
+    assert sum(separated for separated, _, _ in coin) <= 1
