@@ -34,7 +34,6 @@ the game on: this service knows no game's rules or keys.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -48,6 +47,7 @@ from cardroom_eventstore.signatures import Signed
 from cardroom_runtime import tracing
 from cardroom_runtime.gate import RELEASE_GRACE, SWEEP_SECONDS, Releases
 from cardroom_runtime.host import Asker, Service
+from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import (
     Ack,
     AckReply,
@@ -133,10 +133,7 @@ class AckTracker(Service):
     async def stop(self) -> None:
         if self._batcher is not None:
             await self._batcher.close()
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._sweeper
+        await cancel_and_wait([self._sweeper])
 
     async def on_ack(self, ack: Ack, asker: Asker) -> dict[str, Any]:
         """A player acknowledges what it was sent at ``ack.version``

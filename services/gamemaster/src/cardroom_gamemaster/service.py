@@ -37,7 +37,6 @@ game meanwhile.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from typing import Any
@@ -45,6 +44,7 @@ from typing import Any
 from cardroom_runtime import logs, tracing
 from cardroom_runtime.gate import Follower
 from cardroom_runtime.host import Asker, Service
+from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import (
     Back,
     Command,
@@ -292,10 +292,7 @@ class Gamemaster(Service):
         """Finish the deadline writes still running (bounded: they are best effort). Marks of
         released gates still waiting are dropped: the acktracker's sweep sends those releases
         again, to whichever gamemaster runs then."""
-        if self._catching_up is not None:
-            self._catching_up.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._catching_up
+        await cancel_and_wait([self._catching_up])
         running = [*self.deadlines.running(), *self.gates.running()]
         if running:
             await asyncio.wait(running, timeout=5)

@@ -38,6 +38,7 @@ from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, Stored
 from cardroom_runtime.host import Asker, Service, ensure_events_stream, storage_unavailable
 from cardroom_runtime.metrics import Histogram
 from cardroom_runtime.nats import subscribe_group
+from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import (
     ErrorCode,
     Notification,
@@ -293,10 +294,7 @@ class Projector(Service):
         if self._sub is not None:
             with contextlib.suppress(Exception):  # the connection may be gone already
                 await self._sub.unsubscribe()
-        if self._batcher is not None:
-            self._batcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._batcher
+        await cancel_and_wait([self._batcher])
         # what was not acknowledged comes again (here after a restart, or to another projector)
         self._queue.clear()
 

@@ -17,7 +17,6 @@ shards interleave as they come.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from typing import Any
 from cardroom_eventstore import EventStore, RecordedEvent
 from cardroom_runtime.host import Service, ensure_events_stream
 from cardroom_runtime.nats import connect
+from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import dumps
 from cardroom_wire.events import EventRecord
 from nats.aio.client import Client
@@ -90,11 +90,7 @@ class Relay(Service):
         self._lag_task = asyncio.create_task(self._watch_lag(), name="relay-lag")
 
     async def stop(self) -> None:
-        for task in (*self._tasks, self._lag_task):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await cancel_and_wait([*self._tasks, self._lag_task])
         if self._nc is not None:
             await self._nc.close()
 

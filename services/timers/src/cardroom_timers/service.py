@@ -29,7 +29,6 @@ Its clock is injectable (:class:`~cardroom_timers.clock.ManualClock` in tests).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import math
@@ -38,6 +37,7 @@ from typing import Any, ClassVar
 
 from cardroom_eventstore.deadlines import RECOVER_GRACE, Due
 from cardroom_runtime.host import Asker, Service
+from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import DeadlineHint
 
 from .clock import Clock, SystemClock
@@ -102,11 +102,7 @@ class Timers(Service):
         ]
 
     async def stop(self) -> None:
-        for task in [*self._tasks, *self._sending]:
-            task.cancel()
-        for task in [*self._tasks, *self._sending]:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait([*self._tasks, *self._sending])
 
     async def on_hint(self, hint: DeadlineHint, asker: Asker) -> None:
         """A gamemaster wrote a deadline due at ``hint.due``: look sooner than planned."""
