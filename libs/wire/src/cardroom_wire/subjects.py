@@ -169,9 +169,8 @@ class Subjects:
 
     def delivery(self, consumer: str) -> str:
         """Where JetStream pushes the event stream to the replicas of a push consumer (their
-        deliver group). Fixed, not a random inbox: replicas that start at once each create the
-        consumer, and only identical configurations agree; with an inbox each, the last
-        creation would win and the others would wait for ever on inboxes nothing reaches."""
+        deliver group): one subject for all of them (``cardroom_runtime.nats.subscribe_group``
+        says why), under ``internal``, which no player may read."""
         return f"{self.root}.internal.deliver.{consumer}"
 
     @property
