@@ -105,6 +105,7 @@ FORBIDDEN_SUBSCRIPTIONS = [
     "{root}.events.>",
     "{root}.events.take5.g1",
     "{root}.internal.>",
+    "{root}.internal.deliver.projector",  # every event, every hidden card, as it is stored
     "{root}.cmd.*.bob",
     "{root}.cmd.>",
     "{root}.lobby.>",
@@ -158,6 +159,7 @@ FORBIDDEN_PUBLICATIONS = [
     "{root}.public.g1",
     "{root}.events.take5.g1",
     "{root}.internal.release",
+    "{root}.internal.deliver.projector",  # a forged event handed to the projector
     "_INBOX_{root}.bob.reply",  # a forged answer to bob's request
     "_INBOX.abc.def",
     "$JS.API.STREAM.LIST",
