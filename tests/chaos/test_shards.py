@@ -61,7 +61,15 @@ FreshDatabase = Callable[..., Awaitable[str]]
 
 
 def _env(urls: list[str], nats_url: str, root: str) -> dict[str, str]:
-    return {**process_env(",".join(urls), nats_url, root), "COLUMNS": "200"}
+    # 11 processes with pools on both shards, and both shards on one server: with the default
+    # pools they asked for more connections than a stock PostgreSQL allows (100) once the
+    # games ran at ``make chaos``'s size
+    return {
+        **process_env(",".join(urls), nats_url, root),
+        "COLUMNS": "200",
+        "CARDROOM_DB_POOL": "2",
+        "CARDROOM_DB_HOT_POOL": "2",
+    }
 
 
 async def _cardroom(env: dict[str, str], *args: str) -> str:

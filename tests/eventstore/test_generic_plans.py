@@ -3,6 +3,7 @@ find its rows by index on a large database, whatever the values bound at run tim
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from types import ModuleType
@@ -12,6 +13,7 @@ import asyncpg
 import pytest
 from cardroom_eventstore import EventStore, appends, deadlines, gates, log, readmodels, tracking
 from cardroom_eventstore.hot import GENERIC_PLANS, Statement
+from cardroom_eventstore.store import RELAXED_POOL_SIZE
 
 # Every table a hot statement touches, big enough that a scan of one costs far more than an
 # index lookup (planned on statistics, so the table is analysed after it is filled).
@@ -211,3 +213,25 @@ async def _plan(conn: Any, statement: Statement) -> list[str]:
             continue
         return [row[0] for row in rows]
     raise AssertionError(f"no sample binds: {error}")
+
+
+@pytest.mark.parametrize("size", [2, 8])
+async def test_the_hot_pools_hold_at_most_their_size(database_url: str, size: int) -> None:
+    """An operator bounds the store's own connections (``CARDROOM_DB_HOT_POOL``): however
+    many hot statements run at once, they share that many connections, and the relaxed
+    pool never more."""
+    store = await EventStore.connect(database_url, hot_pool_size=size)
+    try:
+        for pool in (store.hot, store.relaxed):
+            backends: set[int] = set()
+
+            async def one(pool: Any = pool, backends: set[int] = backends) -> None:
+                async with pool.connection() as conn:
+                    # held long enough that every statement runs beside the others
+                    backends.add(await conn.fetchval("SELECT pg_backend_pid() FROM pg_sleep(0.05)"))
+
+            await asyncio.gather(*(one() for _ in range(12)))
+            allowed = size if pool is store.hot else min(size, RELAXED_POOL_SIZE)
+            assert len(backends) == allowed, (pool.name, backends)
+    finally:
+        await store.close()

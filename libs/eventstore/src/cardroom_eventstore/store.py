@@ -64,7 +64,12 @@ def _listener_args(engine: AsyncEngine, connect_args: dict[str, Any]) -> dict[st
 class EventStore(Appends, Log, Gates, Checkpoints, ReadModels, Signatures):
     """The event store over one SQLAlchemy async engine (asyncpg)."""
 
-    def __init__(self, engine: AsyncEngine, listener_args: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        listener_args: dict[str, Any] | None = None,
+        hot_pool_size: int = HOT_POOL_SIZE,
+    ) -> None:
         #: Public, so other code can run its own transactions on the same database.
         self.engine = engine
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -72,13 +77,13 @@ class EventStore(Appends, Log, Gates, Checkpoints, ReadModels, Signatures):
             _listener_args(engine, {}) if listener_args is None else dict(listener_args)
         )
         #: The hot statements' own pool (appends to running games, gate checks, acks).
-        self.hot = HotPool(self._listener_args, HOT_POOL_SIZE)
+        self.hot = HotPool(self._listener_args, hot_pool_size)
         #: The same for derived data whose loss in a database crash is repaired by whoever
         #: reads it (deadlines, the handled mark of a gate): commits that do not wait for
         #: the WAL flush. Never for events, acks or anything owed with them.
         self.relaxed = HotPool(
             {**self._listener_args, "server_settings": {"synchronous_commit": "off"}},
-            RELAXED_POOL_SIZE,
+            min(RELAXED_POOL_SIZE, hot_pool_size),
             name="relaxed",
         )
         self._appends_heard = AppendListener(self._listener_args)
@@ -87,10 +92,13 @@ class EventStore(Appends, Log, Gates, Checkpoints, ReadModels, Signatures):
         _count_connections(engine)
 
     @classmethod
-    async def connect(cls, url: str, **engine_kwargs: Any) -> EventStore:
+    async def connect(
+        cls, url: str, hot_pool_size: int = HOT_POOL_SIZE, **engine_kwargs: Any
+    ) -> EventStore:
         """An event store on ``url`` (``postgresql+asyncpg://...``); kwargs go to the engine."""
         engine = create_async_engine(url, **engine_kwargs)
-        return cls(engine, _listener_args(engine, engine_kwargs.get("connect_args", {})))
+        args = _listener_args(engine, engine_kwargs.get("connect_args", {}))
+        return cls(engine, args, hot_pool_size)
 
     @property
     def connect_args(self) -> dict[str, Any]:

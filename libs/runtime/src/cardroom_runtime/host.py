@@ -730,9 +730,14 @@ class Host:
         # a fixed pool: overflow connections would be closed on return and reopened (with
         # asyncpg's type introspection) under load, which costs more than waiting for one
         pool = int(os.environ.get("CARDROOM_DB_POOL", "16"))
+        hot = os.environ.get("CARDROOM_DB_HOT_POOL")
         urls = database_urls(self.database_url)
         self._shards = shards = await Shards.connect(
-            urls, pool_size=pool, max_overflow=0, pool_timeout=60
+            urls,
+            hot_pool_size=int(hot) if hot else None,
+            pool_size=pool,
+            max_overflow=0,
+            pool_timeout=60,
         )
         rt = Runtime(
             self.subjects,

@@ -74,13 +74,18 @@ class Shards:
         return len(self.stores)
 
     @classmethod
-    async def connect(cls, urls: Sequence[str], **engine_kwargs: Any) -> Shards:
-        """An event store on each URL (``engine_kwargs`` go to each one's engine)."""
+    async def connect(
+        cls, urls: Sequence[str], hot_pool_size: int | None = None, **engine_kwargs: Any
+    ) -> Shards:
+        """An event store on each URL (``engine_kwargs`` go to each one's engine; its hot
+        statements' pool is ``hot_pool_size``, the store's default if None)."""
         from cardroom_eventstore import EventStore
 
         stores: list[EventStore] = []
         try:
             for url in urls:
+                if hot_pool_size is not None:
+                    engine_kwargs["hot_pool_size"] = hot_pool_size
                 stores.append(await EventStore.connect(url, **engine_kwargs))
         except BaseException:
             for store in stores:
