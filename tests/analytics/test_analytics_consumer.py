@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import nats
+import pytest
 import sqlalchemy as sa
 from analytics_support import (
     AnalyticsProcess,
@@ -20,10 +21,12 @@ from analytics_support import (
     tournament_records,
     wait_applied,
 )
-from cardroom_analytics import durable_name, query_subject, read_events, rebuild
+from cardroom_analytics import Analytics, durable_name, query_subject, read_events, rebuild
 from cardroom_analytics.db import snapshot
 from cardroom_analytics.schema import games, results
+from cardroom_analytics.service import ENV_BATCH
 from cardroom_engine import registry
+from cardroom_runtime.host import Host
 from support.stack import wait_until
 
 TAKE5 = "take5"
@@ -173,3 +176,50 @@ async def test_queries_answer_bad_requests_with_errors(analytics_only: Analytics
     assert reply["ok"] is False
     empty = await _ask(run, "leaderboard", {"game_type": "take5"})
     assert empty == {"ok": True, "game_type": "take5", "ratings": [], "kinds": []}
+
+
+async def test_one_instance_leads_and_another_takes_over_when_it_stops(
+    analytics_only: AnalyticsRun, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two analytics processes on one consumer: one fetches and applies everything, the other
+    stands by (two fetching would split each game's events and wait on each other's gaps);
+    when the leader stops, the other takes over and applies the rest."""
+    run = analytics_only
+    assert run.host is not None
+    monkeypatch.setenv(ENV_BATCH, "20")  # many batches: two fetching would share them
+    second = Host(
+        [Analytics], nats_url=run.nats_url, database_url=run.database_url, subject_root=run.root
+    )
+    await second.start()
+    running = [run.host, second]
+    try:
+        players = ["heuristic-1", "random-1"]
+        records = tournament_records(registry.get(TAKE5), players, 12)
+        await publish(run.nats_url, run.subjects, records)
+        await wait_applied(run.engine, len(records))
+        both = [_analytics(host) for host in running]
+        leaders = [a for a in both if a.leading]
+        assert len(leaders) == 1, [a.leading for a in both]
+        assert sorted(a.applied for a in both) == [0, len(records)]
+        (leader,) = leaders
+        assert leader.applied == len(records)
+
+        host = running.pop(both.index(leader))
+        await host.stop()
+        more = tournament_records(registry.get(TAKE5), players, 4, prefix="u")
+        await publish(run.nats_url, run.subjects, more)
+        await wait_applied(run.engine, len(records) + len(more))
+        (other,) = (_analytics(h) for h in running)
+        assert other.leading
+        assert other.applied == len(more)
+    finally:
+        if second in running:
+            await second.stop()
+        if run.host not in running:
+            run.host = None  # stopped already
+
+
+def _analytics(host: Host) -> Analytics:
+    (service,) = host.services
+    assert isinstance(service, Analytics)
+    return service

@@ -3,6 +3,7 @@
 Every transaction that writes the analytics tables first takes one transaction-level
 advisory lock (:data:`LOCK_KEY`), so writers are serialised: batches of two analytics
 instances never interleave, and a rebuild holds the live consumer off until it commits.
+Besides, one instance at a time leads the consumer (:func:`try_lead`): see the service.
 """
 
 from __future__ import annotations
@@ -25,8 +26,24 @@ LOCK_KEY = int.from_bytes(b"analytic", "big")
 Snapshot = dict[str, dict[tuple[Any, ...], dict[str, Any]]]
 
 
+#: class of the session-level advisory lock that the consumer's leader holds (two int4 keys:
+#: this and the hash of the durable consumer's name, so two cardrooms on one database, or
+#: a rebuild's writer lock, never meet it).
+LEAD_CLASS = int.from_bytes(b"lead", "big")
+
+
 async def lock(conn: AsyncConnection) -> None:
     await conn.execute(sa.text(f"SELECT pg_advisory_xact_lock({LOCK_KEY})"))
+
+
+async def try_lead(conn: AsyncConnection, consumer: str) -> bool:
+    """Take the lead of ``consumer`` for as long as ``conn``'s session lasts, if nobody has
+    it (an autocommit connection: a lead must not hold a transaction open)."""
+    taken = await conn.scalar(
+        sa.text("SELECT pg_try_advisory_lock(:lead, hashtext(:consumer))"),
+        {"lead": LEAD_CLASS, "consumer": consumer},
+    )
+    return bool(taken)
 
 
 def _row(model: type[Any], row: sa.Row[Any]) -> Any:

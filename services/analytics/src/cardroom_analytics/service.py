@@ -15,6 +15,16 @@ nak'ed with a delay so it comes back after the missing one. Acks go out after th
 crash between the two redelivers events that are then recognised as duplicates. Batch
 transactions take one advisory lock, so two analytics processes never interleave.
 
+**One leader.** Several analytics processes stand by for each other, and one at a time
+fetches: the one holding a session-level advisory lock (``db.try_lead``) on a connection of
+its own. Two fetching from the one consumer would take turns at its single batch in flight
+and split each game's events between them, so that most of them come early (a gap), wait and
+come back: with two fetching, analytics fell behind a busy cardroom for good. When the
+leader dies its PostgreSQL session ends with it, and another process takes the lead within
+:data:`LEAD_RETRY`; the dead one's batch comes back after the ack wait, before anything newer.
+The lead is about speed only: two leaders at once (a lock lost with a database restart,
+say) still count every event once.
+
 **Stream order.** Ratings depend on the order in which results are applied (each game's
 update starts from the ratings the previous games left). The consumer allows one batch in
 flight (``max_ack_pending`` = the batch size), so even after a crash the unacknowledged batch
@@ -35,6 +45,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
+import sqlalchemy as sa
 from cardroom_runtime.host import Asker, Service, ensure_events_stream
 from cardroom_runtime.nats import connect
 from cardroom_runtime.postgres import sqlalchemy_url
@@ -43,7 +54,7 @@ from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from . import db
 from .queries import AnalyticsQuery, answer
@@ -61,6 +72,7 @@ ACK_WAIT = 30.0
 ENV_ACK_WAIT = "CARDROOM_ANALYTICS_ACK_WAIT"
 GAP_DELAY = 0.5  # seconds before a message that arrived ahead of a missing one comes back
 RETRY_DELAY = 1.0  # after a failed batch (PostgreSQL away, ...)
+LEAD_RETRY = 1.0  # seconds between a standby's tries to take the lead
 
 
 def query_subject(subjects: Subjects, verb: str) -> str:
@@ -80,6 +92,7 @@ class Analytics(Service):
         self._engine: AsyncEngine | None = None
         self._nc: NatsClient | None = None
         self._task: asyncio.Task[None] | None = None
+        self._lead: AsyncConnection | None = None  # its session holds the lead
         self._stopping = False
         self.batch = max(1, int(os.environ.get(ENV_BATCH, "") or BATCH))
         self.applied = 0  # events applied by this process (for logs and tests)
@@ -144,13 +157,56 @@ class Analytics(Service):
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 await asyncio.wait_for(self._task, 10)
             self._task = None
+        await self._drop_lead()
         if self._engine is not None:
             await self._engine.dispose()
             self._engine = None
 
     # -- the consumer ---------------------------------------------------------------------------
+    @property
+    def leading(self) -> bool:
+        """Whether this process holds the lead (for tests and logs)."""
+        return self._lead is not None
+
+    async def _leading(self) -> bool:
+        """Whether this process leads the consumer, taking the lead if nobody has it; a lead
+        whose session has ended (PostgreSQL restarted, the connection broke) is lost."""
+        if self._lead is not None:
+            try:
+                await self._lead.execute(sa.text("SELECT 1"))
+                return True
+            except Exception as exc:
+                log.warning("analytics: lost the lead: %s", exc)
+                await self._drop_lead()
+        try:
+            conn = await self.engine.execution_options(isolation_level="AUTOCOMMIT").connect()
+        except Exception:
+            return False
+        try:
+            if await db.try_lead(conn, durable_name(self.subjects)):
+                self._lead = conn
+                log.info("analytics: leads the consumer")
+                return True
+        except Exception as exc:
+            log.warning("analytics: could not try for the lead: %s", exc)
+        await conn.close()
+        return False
+
+    async def _drop_lead(self) -> None:
+        """Give the lead up: the connection is closed, not pooled, since a pooled session
+        would keep holding the lock."""
+        conn, self._lead = self._lead, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await conn.invalidate()
+            with contextlib.suppress(Exception):
+                await conn.close()
+
     async def _run(self, sub: JetStreamContext.PullSubscription) -> None:
         while not self._stopping:
+            if not await self._leading():
+                await asyncio.sleep(LEAD_RETRY)
+                continue
             try:
                 msgs = await sub.fetch(self.batch, timeout=FETCH_TIMEOUT)
             except asyncio.CancelledError:
