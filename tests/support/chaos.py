@@ -53,6 +53,8 @@ class TableRunner:
     client_timeout: float = 3.0
     tables: list[Table] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
+    #: the games every seat has seen end, by their table's index in :attr:`tables`
+    finished: set[int] = field(default_factory=set)
     _n: int = 0
 
     async def client(self, player: str) -> Client:
@@ -69,6 +71,7 @@ class TableRunner:
         first = seats[0].client
         game = await _retry(lambda: first.create(self.game_type, self.config, seats=len(seats)))
         table = Table(game, seats)
+        index = len(self.tables)
         self.tables.append(table)
         for seat in seats:
             assert seat.bot is not None
@@ -80,6 +83,7 @@ class TableRunner:
                 for seat in seats:
                     assert seat.bot is not None
                     await seat.bot.finished[game].wait()
+            self.finished.add(index)
         finally:
             await close_bots(seats)
 
