@@ -4,7 +4,7 @@ event stream has contiguous versions, no command was applied twice, and every cl
 every notification exactly once, in order. Twice: with one process of each service, and with
 two of each (analytics too), sharing the work as a scaled-out deployment does (queue groups,
 the projector's deliver group, the relay's tracking lock, the timers' leases, analytics'
-advisory lock), one instance killed at a time while the other carries on. With two of each,
+lead), one instance killed at a time while the other carries on. With two of each,
 one instance of each service is killed, which one drawn from the seed (the instances run
 the same code; a restart is most of this test's time); ``make chaos`` kills every instance.
 A restart at once cannot show that the sibling carries on alone (a replica that was deaf all
