@@ -49,6 +49,7 @@ import sqlalchemy as sa
 from cardroom_runtime.host import Asker, Service, ensure_events_stream
 from cardroom_runtime.nats import connect
 from cardroom_runtime.postgres import sqlalchemy_url
+from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import Subjects
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
@@ -145,18 +146,16 @@ class Analytics(Service):
 
     async def stop(self) -> None:
         self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
         # close the connection before waiting for the consumer: a cancelled pull fetch in
         # nats-py can stay pending until its subscription goes away
         if self._nc is not None:
             with contextlib.suppress(Exception):
                 await self._nc.close()
             self._nc = None
-        if self._task is not None:
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(self._task, 10)
-            self._task = None
+        await cancel_and_wait([task])
         await self._drop_lead()
         if self._engine is not None:
             await self._engine.dispose()

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from cardroom_client import CardroomError, Client
 from cardroom_games.take5.protocol import PLAY_RESPONSE
 from cardroom_runtime.host import Service
+from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import ErrorCode, Notification
 
 from .lines import (
@@ -299,10 +300,9 @@ class Gateway(Service):
                 conn.seat.close_later(close_connection=False)
             await conn.close()
         tasks = list(self._tasks)
-        for task in tasks:
-            if not task.get_name().startswith("gateway-close-"):
-                task.cancel()
-        for task in tasks:
+        closing = [t for t in tasks if t.get_name().startswith("gateway-close-")]
+        await cancel_and_wait(t for t in tasks if t not in closing)
+        for task in closing:  # a seat's close, let run to its end (bounded)
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, 10)
         if self.server is not None:

@@ -44,6 +44,7 @@ from cardroom_client import CardroomError, Client
 from cardroom_engine import NEW_TABLE, Bot, RandomBot, registry
 from cardroom_eventstore import readmodels
 from cardroom_runtime.host import Service
+from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import Notification, WireError, check_id
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
@@ -215,10 +216,7 @@ class Web(Service):
             self.server.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.server.wait_closed(), 5)
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))
 
     # -- HTTP -------------------------------------------------------------------------------
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
