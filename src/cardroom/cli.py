@@ -145,6 +145,7 @@ async def _serve_auth() -> None:
     )
     from cardroom_runtime.nats import connect
     from cardroom_runtime.settings import Settings
+    from cardroom_runtime.tasks import cancel_and_wait
 
     try:
         settings = Settings.from_env()
@@ -202,10 +203,8 @@ async def _serve_auth() -> None:
         print("cardroom: ready", flush=True)
         await stop.wait()
     finally:
-        if watching is not None:
-            watching.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watching
+        # the guard's readings wait in wait_for, which can lose a cancellation
+        await cancel_and_wait([watching])
         if system is not None:
             await system.drain()
         await nc.drain()

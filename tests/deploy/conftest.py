@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from cardroom_natsauth import AuthCalloutResponder, Bans, FloodGuard
 from cardroom_runtime.embedded import Reaper
+from cardroom_runtime.tasks import cancel_and_wait
 from deploy_support import DeployNats, SecureNats, StubService, start_deploy_nats, wait_until_up
 from nats.aio.client import Client
 
@@ -58,10 +59,8 @@ async def secure_nats(subject_root: str) -> AsyncIterator[SecureNats]:
         secure = SecureNats(server, subject_root, server_id, responder, guard)
         yield secure
     finally:
-        if watching is not None:
-            watching.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watching
+        # the guard's readings wait in wait_for, which can lose a cancellation (it hung here)
+        await cancel_and_wait([watching])
         for nc in [*(secure.clients if secure is not None else []), auth, system]:
             # bounded: a client's close can wait on a connection the server is tearing down,
             # and the server is stopped right after anyway
