@@ -81,11 +81,11 @@ class Shards:
         statements' pool is ``hot_pool_size``, the store's default if None)."""
         from cardroom_eventstore import EventStore
 
+        if hot_pool_size is not None:
+            engine_kwargs["hot_pool_size"] = hot_pool_size
         stores: list[EventStore] = []
         try:
             for url in urls:
-                if hot_pool_size is not None:
-                    engine_kwargs["hot_pool_size"] = hot_pool_size
                 stores.append(await EventStore.connect(url, **engine_kwargs))
         except BaseException:
             for store in stores:

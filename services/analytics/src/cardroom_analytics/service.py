@@ -168,15 +168,9 @@ class Analytics(Service):
         return self._lead is not None
 
     async def _leading(self) -> bool:
-        """Whether this process leads the consumer, taking the lead if nobody has it; a lead
-        whose session has ended (PostgreSQL restarted, the connection broke) is lost."""
+        """Whether this process leads the consumer, taking the lead if nobody has it."""
         if self._lead is not None:
-            try:
-                await self._lead.execute(sa.text("SELECT 1"))
-                return True
-            except Exception as exc:
-                log.warning("analytics: lost the lead: %s", exc)
-                await self._drop_lead()
+            return True
         try:
             conn = await self.engine.execution_options(isolation_level="AUTOCOMMIT").connect()
         except Exception:
@@ -190,6 +184,18 @@ class Analytics(Service):
             log.warning("analytics: could not try for the lead: %s", exc)
         await conn.close()
         return False
+
+    async def _check_lead(self) -> None:
+        """After a failed batch: a lead whose session has ended (PostgreSQL restarted, the
+        connection broke) is lost, and taken again when it can be. Checked only then, since
+        a database that went away fails the next batch first."""
+        if self._lead is None:
+            return
+        try:
+            await self._lead.execute(sa.text("SELECT 1"))
+        except Exception as exc:
+            log.warning("analytics: lost the lead: %s", exc)
+            await self._drop_lead()
 
     async def _drop_lead(self) -> None:
         """Give the lead up: the connection is closed, not pooled, since a pooled session
@@ -225,6 +231,7 @@ class Analytics(Service):
                 for msg in msgs:
                     with contextlib.suppress(Exception):
                         await msg.nak(delay=RETRY_DELAY)
+                await self._check_lead()
                 await asyncio.sleep(RETRY_DELAY)
 
     async def handle(self, msgs: list[Msg]) -> None:
