@@ -61,9 +61,9 @@ FreshDatabase = Callable[..., Awaitable[str]]
 
 
 def _env(urls: list[str], nats_url: str, root: str) -> dict[str, str]:
-    # 11 processes with pools on both shards, and both shards on one server: with the default
-    # pools they asked for more connections than a stock PostgreSQL allows (100) once the
-    # games ran at ``make chaos``'s size
+    # 11 processes with pools on both shards, and both shards on one server: the default
+    # pools ask for more connections than a stock PostgreSQL allows (100) at ``make chaos``'s
+    # size
     return {
         **process_env(",".join(urls), nats_url, root),
         "COLUMNS": "200",

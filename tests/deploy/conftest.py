@@ -59,7 +59,7 @@ async def secure_nats(subject_root: str) -> AsyncIterator[SecureNats]:
         secure = SecureNats(server, subject_root, server_id, responder, guard)
         yield secure
     finally:
-        # the guard's readings wait in wait_for, which can lose a cancellation (it hung here)
+        # the guard's readings wait in wait_for, which can lose a cancellation
         await cancel_and_wait([watching])
         for nc in [*(secure.clients if secure is not None else []), auth, system]:
             # bounded: a client's close can wait on a connection the server is tearing down,

@@ -19,7 +19,7 @@ transactions take one advisory lock, so two analytics processes never interleave
 fetches: the one holding a session-level advisory lock (``db.try_lead``) on a connection of
 its own. Two fetching from the one consumer would take turns at its single batch in flight
 and split each game's events between them, so that most of them come early (a gap), wait and
-come back: with two fetching, analytics fell behind a busy cardroom for good. When the
+come back, slower than a busy cardroom appends (bench/README.md has the figures). When the
 leader dies its PostgreSQL session ends with it, and another process takes the lead within
 :data:`LEAD_RETRY`; the dead one's batch comes back after the ack wait, before anything newer.
 The lead is about speed only: two leaders at once (a lock lost with a database restart,
