@@ -18,7 +18,10 @@ of the game ever does this (only this trial): it bounds what a better determiniz
 buy a search of the same kind, the rest being its rollouts and its value.
 ``ARENA_ORACLE=hands``: the same, but the order of the deck (a state's ``deck`` tuple, top
 first, as papas keeps it) is shuffled in each sample: the others' hands open, the draws not.
-Games whose hidden cards are masked (Macaua) have no open state to hand and refuse both.
+``ARENA_ORACLE=others`` (the 66 game): the others' hands open, while the bot's own unseen
+cards and the deck are dealt afresh in each sample from the cards it cannot see: what the
+best possible reading of the others could buy, short of seeing its own cards.
+Games whose hidden cards are masked (Macaua) have no open state to hand and refuse all three.
 ``ARENA_KINDS``, e.g. ``search,heuristic``: the kinds at the table (default all three), in
 the same rotation of seatings; two kinds play head to head, seats alternating.
 """
@@ -89,7 +92,7 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
     keys = {p: k for p, b in made.items() if isinstance(k := getattr(b, "verify_key", None), str)}
     chooser = bots_chooser(rules, dict(zip(seats, kinds, strict=True)), made)
     if os.environ.get("ARENA_ORACLE"):
-        chooser = _oracle(game, made, chooser, os.environ["ARENA_ORACLE"] == "hands")
+        chooser = _oracle(game, made, chooser, os.environ["ARENA_ORACLE"])
     local = play(rules, seats, random.Random(index), CONFIGS[game], chooser, keys=keys or None)
     outcome = local.outcome
     assert outcome is not None
@@ -97,17 +100,21 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
     return ranking, clock.spent, clock.count
 
 
-def _oracle(game: str, made: Mapping[str, Any], chooser: Any, hands: bool) -> Any:
-    """``chooser``, with every search bot's samples replaced by the game's true state (with
-    ``hands``, its deck shuffled)."""
+def _oracle(game: str, made: Mapping[str, Any], chooser: Any, mode: str) -> Any:
+    """``chooser``, with every search bot's samples replaced by the game's true state (mode
+    ``hands``: its deck shuffled; ``others``: its own unseen cards dealt afresh)."""
     if game == "macaua":
         raise SystemExit("ARENA_ORACLE: Macaua's cards are masked; there is no open state")
+    if mode == "others" and game != "sixtysix":
+        raise SystemExit("ARENA_ORACLE=others: the 66 game only")
     now: dict[str, Any] = {}
 
     def true_state(view: Any, player: str, rng: random.Random) -> Any:
         state = now["local"].state.game
         deck = getattr(state, "deck", None)
-        if hands and isinstance(deck, tuple):
+        if mode == "others":
+            return _own_unseen_dealt(state, view, player, rng)
+        if mode == "hands" and isinstance(deck, tuple):
             order = list(deck)
             rng.shuffle(order)
             return state._replace(deck=tuple(order))
@@ -123,6 +130,25 @@ def _oracle(game: str, made: Mapping[str, Any], chooser: Any, hands: bool) -> An
         return chooser(local, player, actions, rng)
 
     return choose
+
+
+def _own_unseen_dealt(state: Any, view: Any, player: str, rng: random.Random) -> Any:
+    """The 66 game's true state, but ``player``'s own cards it has not seen and the deck (a
+    count per value) dealt afresh from those cards together."""
+    g = view.get("state", view)
+    me = state.seats.index(player)
+    own = list(state.hands[me])
+    hidden = [j for j, value in enumerate(g["hands"][me]) if value is None]
+    pool = [own[j] for j in hidden]
+    pool += [value for value, count in enumerate(state.deck) for _ in range(count)]
+    rng.shuffle(pool)
+    for j in hidden:
+        own[j] = pool.pop()
+    deck = [0] * len(state.deck)
+    for value in pool:
+        deck[value] += 1
+    hands = tuple(tuple(own) if p == me else hand for p, hand in enumerate(state.hands))
+    return state._replace(hands=hands, deck=tuple(deck))
 
 
 def ahead(rankings: list[list[list[str]]], a: str, b: str) -> int:
@@ -189,6 +215,7 @@ def main() -> None:
     oracle = {
         "1": " (ARENA_ORACLE: the search sees every card)",
         "hands": " (ARENA_ORACLE=hands: the search sees every hand, not the deck's order)",
+        "others": " (ARENA_ORACLE=others: the search sees the others' hands, not its own)",
     }.get(os.environ.get("ARENA_ORACLE", ""), "")
     print(
         f"{game}{oracle}: {count} games (seeds {first}-{first + count - 1}) in "

@@ -50,7 +50,7 @@ def test_the_oracle_hands_the_search_the_true_state(arena: ModuleType, hands: bo
     determinizer = made[me].determinizer
     fair = determinizer.sample(local.table.view(local.state, me), me, random.Random(1))
     assert fair.hands != truth.hands  # (a fair sample deals the others' cards at random)
-    oracle = arena._oracle("papas", made, chooser, hands)
+    oracle = arena._oracle("papas", made, chooser, "hands" if hands else "1")
     mover = next(p for p in local.state.seats if local.table.actions(local.state, p))
     oracle(local, mover, local.table.actions(local.state, mover), random.Random(2))
     sample = determinizer.sample(local.table.view(local.state, me), me, random.Random(1))
@@ -61,7 +61,7 @@ def test_the_oracle_hands_the_search_the_true_state(arena: ModuleType, hands: bo
 
 def test_macaua_has_no_open_state_to_hand(arena: ModuleType) -> None:
     with pytest.raises(SystemExit):
-        arena._oracle("macaua", {}, None, False)
+        arena._oracle("macaua", {}, None, "1")
 
 
 def test_ahead_counts_the_games_one_kind_ranked_above_another(arena: ModuleType) -> None:

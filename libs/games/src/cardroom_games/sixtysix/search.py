@@ -8,10 +8,16 @@ is told to everyone), the card it drew from the deck, the deck's size, the stop,
 What it does not know is the value of every other card in the hands and which cards the deck
 still holds. A determinization deals those from the cards it has not seen this round (the 52
 of the deck's counts, less the values it saw in hands, on the discard pile or drawn, and the
-cards buried under the discard pile, counted from the notifications), uniformly: first to
-every hand position whose value it does not know, the rest is the deck. Whom the others'
-cards are known to is not something it can see: each of another player's cards is guessed
-known to its owner at even odds (this only shapes how the rollouts of the others play).
+cards buried under the discard pile, counted from the notifications): first to every hand
+position whose value it does not know, the rest is the deck.
+
+Who has seen which card is public (the first look is the rule, peeks are announced, a card
+keeps its watchers when it moves), and the others' play tells something of the cards they
+have seen (:class:`HandReading`): read as players who give up their worst card, keep a
+drawn card or take the discard top only when it is clearly lower, and stop only with a low
+hand, each of their moves bounds the cards they have seen. A determinization deals each
+bounded card a value within its bound where the unseen cards allow it (the tightest bound
+first), the others uniformly; its players know the cards they have seen.
 
 The phase of the turn is read from the actions its view lists (and, for a taken discard top
 that leaves only ``PickOwnCard`` in v2, from its last prompt); the own card picked for a v2
@@ -46,7 +52,7 @@ from cardroom_engine.search import GuidedSearchBot
 
 from . import moves as m
 from .bots import HeuristicBot
-from .cards import DECK_COUNTS, PEEK_OTHER_VALUES, PEEK_OWN_VALUES
+from .cards import DECK_COUNTS, FIRST_LOOK, PEEK_OTHER_VALUES, PEEK_OWN_VALUES
 from .rules import SixtySix
 from .state import (
     CLAIM_REPLACE,
@@ -91,6 +97,184 @@ REPLACEMENTS = FROM_DISCARD | {
 }
 
 
+ALL_SEE = (1 << 16) - 1
+"""The mask of a card everybody has seen."""
+KEPT_BELOW = 2
+"""A drawn card is kept in place of the worst card only if lower by this much than it
+(the heuristic's rule; an unseen card is reckoned at 6.5)."""
+TOP_BELOW = 3
+"""The discard top is taken only if lower by this much than the worst card."""
+TRUST_BROKEN = 0.1
+"""A player is read only while at most this share of the bounds on its cards checked at
+the rounds' ends has been broken."""
+
+
+class HandReading:
+    """What the others' play tells of their cards: for every hand position this round, a
+    bound on its card (None: none) and who has seen it (a mask of seats, from what is
+    public), following the cards as they move.
+
+    The others are read as players who give up their worst card, keep a drawn card only
+    when it is clearly lower than that, take the discard top only when it is clearly lower,
+    and reckon a card they have not seen at its mean. So, with ``worst`` the highest of what
+    a player reckons its cards to be worth (a card it saw at its value, one it did not at
+    6.5), each of its moves bounds every card it has seen: giving up a card (worth ``v``,
+    now on the discard pile) says ``worst`` was ``v`` if it had seen that card, else 6.5;
+    discarding a drawn card ``d`` says ``worst < d + KEPT_BELOW``; drawing instead of taking
+    the top ``t`` says ``worst < t + TOP_BELOW``; a kept card is at most ``worst -
+    KEPT_BELOW``; and stopping says the cards it has seen come to at most ``STOP_AT`` less
+    6.5 for an unseen one (so each of them is at most that).
+
+    Not everybody plays so: when a round ends with every card shown (v2), the bounds are
+    checked, and a player whose bounds broke too often (``TRUST_BROKEN``) is no longer read
+    (its cards are dealt without bounds)."""
+
+    def __init__(self, player: str) -> None:
+        self.player = player
+        self.me: int | None = None
+        self.active: int | None = None
+        self.top: int | None = None
+        self.cards: list[list[tuple[int | None, int]]] = []
+        self.checked: dict[int, tuple[int, int]] = {}  # seat -> (bounds held, broken)
+
+    def trusts(self, seat: int) -> bool:
+        held, broken = self.checked.get(seat, (0, 0))
+        return broken <= TRUST_BROKEN * (held + broken)
+
+    def observe(self, message: Mapping[str, Any]) -> None:
+        try:
+            self._observe(message)
+        except (IndexError, KeyError, TypeError, ValueError):
+            self.cards = []  # lost track: no bounds until the next deal
+
+    def of(self, hands: Sequence[Sequence[Any]]) -> list[list[tuple[int | None, int]]] | None:
+        """Each card's bound and watchers, if they still match the shape of ``hands`` (the
+        view's)."""
+        cards = self.cards
+        if len(cards) != len(hands) or any(
+            len(c) != len(h) for c, h in zip(cards, hands, strict=True)
+        ):
+            return None
+        return [
+            row if self.trusts(p) else [(None, mask) for _, mask in row]
+            for p, row in enumerate(cards)
+        ]
+
+    def _observe(self, message: Mapping[str, Any]) -> None:
+        kind = message.get("type")
+        me = self.me if self.me is not None else -1
+        if kind == "GameStarted":
+            seats = list(message.get("seats", []))
+            self.me = seats.index(self.player) if self.player in seats else None
+        elif kind in ROUND_STARTS:
+            if kind == "GameState":
+                self.me = message["playerIndex"]
+            self.cards = [
+                [(None, 1 << p if j in FIRST_LOOK else 0) for j in range(size)]
+                for p, size in enumerate(message["handSizes"])
+            ]
+            self.active = None
+        elif kind == "BoardUpdated" and "activePlayerIndex" in message:
+            self.active = message["activePlayerIndex"]
+        elif kind in ("NextTurn", "YourTurn"):
+            self.active = message.get("playerIndex", me)
+        elif kind == "CardsRevealed":
+            for info in message["cards"]:
+                looking = sum(1 << p for p in info["lookingPlayerIndexes"])
+                for j in info["cardIndexes"]:
+                    self._see(info["targetPlayerIndex"], j, looking)
+        elif kind in ("OwnCardPeeked", "OwnCard"):
+            owner = message.get("playerIndex", me)
+            self._see(owner, message["cardIndex"], 1 << owner)
+        elif kind in ("AnothersCardPeeked", "AnothersCard"):
+            looker = message.get("playerIndex", me)
+            self._see(message["anotherPlayerIndex"], message["cardIndex"], 1 << looker)
+        elif kind in ("IdenticalCardsShown", "DifferentCardsShown"):
+            for j in message["cardIndexes"]:
+                self._see(message["playerIndex"], j, ALL_SEE)
+        elif kind in ("CardExchanged", "CardsExchanged", "ExchangedCards"):
+            p, j = message.get("playerIndex", me), message["cardIndex"]
+            q, k = message["anotherPlayerIndex"], message["anotherPlayerCardIndex"]
+            self.cards[p][j], self.cards[q][k] = self.cards[q][k], self.cards[p][j]
+        elif kind in REPLACEMENTS:
+            self._replaced(message, me)
+        elif kind == "RoundFinished" and "cards" in message:
+            self._check(message["cards"])
+        elif kind in ("StopInitiated", "InitiatedStop") or (
+            kind == "BoardUpdated" and set(message) == {"type", "stopCounter"}
+        ):
+            stopper = message.get("playerIndex", me if kind == "InitiatedStop" else self.active)
+            if isinstance(stopper, int):
+                bit = 1 << stopper
+                unseen = sum(not mask & bit for _, mask in self.cards[stopper])
+                self._bound_seen(stopper, math.floor(STOP_AT - UNKNOWN * unseen))
+        elif kind in ("CardDiscarded", "DiscardedCard") or (
+            kind == "BoardUpdated" and "discardedValue" in message and "actions" not in message
+        ):
+            player = message.get("playerIndex", me if kind == "DiscardedCard" else self.active)
+            if isinstance(player, int):
+                self._bound_seen(player, message["discardedValue"] + KEPT_BELOW - 1)
+                self._declined_top(player)
+        if "discardedValue" in message:
+            value = message["discardedValue"]
+            self.top = value if isinstance(value, int) else None
+
+    def _replaced(self, message: Mapping[str, Any], me: int) -> None:
+        kind = message["type"]
+        player = message.get("playerIndex", me)
+        indexes = message.get("cardIndexes") or [message["cardIndex"]]
+        given_up = message["discardedValue"]
+        from_deck = message["fromDeck"] if kind == "CardsReplaced" else kind not in FROM_DISCARD
+        row = self.cards[player]
+        if len(indexes) > 1:  # a claimed set: nothing is read from it
+            first = min(indexes)
+            for i in sorted(set(indexes) - {first}, reverse=True):
+                del row[i]
+            # the new card: the discard top is public, a drawn card its drawer saw (v1's
+            # claim from the deck is blind)
+            blind = kind in ("CardsReplacedFromDeck", "ReplacedCardsFromDeck")
+            row[first] = (None, 0 if blind else 1 << player if from_deck else ALL_SEE)
+            return
+        j = indexes[0]
+        saw = bool(row[j][1] & (1 << player))
+        worst = float(given_up) if saw else UNKNOWN
+        row[j] = (None, 0)  # (gone: bound the rest)
+        self._bound_seen(player, math.floor(worst))
+        if from_deck:
+            self._declined_top(player)
+            row[j] = (math.floor(worst - KEPT_BELOW), 1 << player)
+        else:
+            row[j] = (None, ALL_SEE)
+
+    def _check(self, hands: Sequence[Sequence[int]]) -> None:
+        """Count the bounds the shown ``hands`` kept and broke, by player."""
+        if self.of(hands) is None:
+            return
+        for p, (row, values) in enumerate(zip(self.cards, hands, strict=True)):
+            held, broken = self.checked.get(p, (0, 0))
+            for (bound, _), value in zip(row, values, strict=True):
+                if bound is not None:
+                    held, broken = (held, broken + 1) if value > bound else (held + 1, broken)
+            self.checked[p] = (held, broken)
+        self.cards = []
+
+    def _declined_top(self, player: int) -> None:
+        if self.top is not None:
+            self._bound_seen(player, self.top + TOP_BELOW - 1)
+
+    def _bound_seen(self, player: int, bound: int) -> None:
+        """Every card ``player`` has seen is at most ``bound``."""
+        bit = 1 << player
+        row = self.cards[player]
+        for i, (old, mask) in enumerate(row):
+            if mask & bit and (old is None or bound < old):
+                row[i] = (bound, mask)
+
+    def _see(self, player: int, index: int, looking: int) -> None:
+        bound, mask = self.cards[player][index]
+        self.cards[player][index] = (bound, mask | looking)
+
+
 class SixtySixDeterminizer:
     """The cards one player saw leave play this round, and states consistent with its view."""
 
@@ -107,10 +291,12 @@ class SixtySixDeterminizer:
         self.stops: dict[int, int] = {}
         self.active: int | None = None
         self.stopped = False
+        self.reading = HandReading(player)
 
     # -- what the notifications say -------------------------------------------------------
     def observe(self, message: Message) -> None:
         kind = message.get("type")
+        self.reading.observe(message)
         if kind in ROUND_STARTS:
             self.buried = [0] * len(DECK_COUNTS)
             top = message.get("discardedValue")
@@ -217,20 +403,28 @@ class SixtySixDeterminizer:
         me = seats.index(player)
         pool = self.unseen(view)
         rng.shuffle(pool)
+        seen_hands = g.get("hands") or ()
+        read = self.reading.of(seen_hands)
+        dealt = _deal_bounded(pool, seen_hands, read, me)
         hands: list[tuple[int, ...]] = []
         known: list[tuple[int, ...]] = []
-        for p, seen in enumerate(g.get("hands") or ()):
+        for p, seen in enumerate(seen_hands):
             values: list[int] = []
             masks: list[int] = []
-            for value in seen:
+            for j, value in enumerate(seen):
                 if value is None:
-                    values.append(pool.pop() if pool else rng.randrange(len(DECK_COUNTS)))
+                    drawn = dealt.get((p, j))
+                    if drawn is None:
+                        drawn = pool.pop() if pool else rng.randrange(len(DECK_COUNTS))
+                    values.append(drawn)
                     mask = 0
                 else:
                     values.append(int(value))
                     mask = 1 << me
-                if p != me and rng.random() < 0.5:
-                    mask |= 1 << p  # a guess: the owner may know it
+                if read is not None:
+                    mask |= read[p][j][1] & ~(1 << me)  # (what this player saw is its view's)
+                elif p != me and rng.random() < 0.5:
+                    mask |= 1 << p  # (lost track) a guess: the owner may know it
                 masks.append(mask)
             hands.append(tuple(values))
             known.append(tuple(masks))
@@ -289,6 +483,33 @@ class SixtySixDeterminizer:
             return round_value
         # the game ended with this round: the totals rank the players
         return 0.5 * round_value + 0.5 * _standing([float(t) for t in state.totals], me, 8.0)
+
+
+def _deal_bounded(
+    pool: list[int],
+    hands: Sequence[Sequence[Any]],
+    read: Sequence[Sequence[tuple[int | None, int]]] | None,
+    me: int,
+) -> dict[tuple[int, int], int]:
+    """Deal the others' unseen cards that have a bound first, each a card of the shuffled
+    ``pool`` within its bound (taken out of ``pool``), at random among those. The tightest
+    bound goes first: every card that fits it fits the looser ones, so when the true cards
+    meet every bound, so does the deal."""
+    dealt: dict[tuple[int, int], int] = {}
+    if read is None:
+        return dealt
+    bounded = sorted(
+        (bound, p, j)
+        for p, (seen, cards) in enumerate(zip(hands, read, strict=True))
+        if p != me
+        for j, (value, (bound, _)) in enumerate(zip(seen, cards, strict=True))
+        if value is None and bound is not None
+    )
+    for bound, p, j in bounded:
+        at = next((i for i in range(len(pool) - 1, -1, -1) if pool[i] <= bound), None)
+        if at is not None:
+            dealt[(p, j)] = pool.pop(at)
+    return dealt
 
 
 def _standing(points: Sequence[float], me: int, scale: float) -> float:
