@@ -67,9 +67,11 @@ BATCH = 500  # events per fetch and transaction; CARDROOM_ANALYTICS_BATCH overri
 ENV_BATCH = "CARDROOM_ANALYTICS_BATCH"
 FETCH_TIMEOUT = 2.0
 # seconds before JetStream redelivers an unacknowledged event: after a crash, the events the
-# dead process had fetched come back after this (CARDROOM_ANALYTICS_ACK_WAIT; read when the
-# durable consumer is created)
-ACK_WAIT = 30.0
+# dead process had fetched come back after this, so it bounds how long analytics stands
+# still after its leader dies. A batch commits in well under a second; one that takes longer
+# than this is redelivered while it runs and its events come again as duplicates, which cost
+# an ack each (CARDROOM_ANALYTICS_ACK_WAIT; read when the durable consumer is created)
+ACK_WAIT = 10.0
 ENV_ACK_WAIT = "CARDROOM_ANALYTICS_ACK_WAIT"
 GAP_DELAY = 0.5  # seconds before a message that arrived ahead of a missing one comes back
 RETRY_DELAY = 1.0  # after a failed batch (PostgreSQL away, ...)
