@@ -8,13 +8,15 @@ lead), one instance killed at a time while the other carries on. With two of eac
 one instance of each service is killed, which one drawn from the seed (the instances run
 the same code; a restart is most of this test's time); ``make chaos`` kills every instance.
 A restart at once cannot show that the sibling carries on alone (a replica that was deaf all
-along would go unnoticed), so with two of each, each killed instance is then held down in
-turn until games started after its kill have finished and every follower has caught up.
+along would go unnoticed), so with two of each, each killed instance is held down in turn
+until games started after its kill have finished and every follower has caught up; at CI's
+size that hold-down is its only kill (``make chaos`` kills each at random moments first).
 
 Size (environment; ``make chaos`` runs a bigger one):
 
 - ``CARDROOM_CHAOS_GAMES``: at least this many games (default 100; 60 with two instances);
-- ``CARDROOM_CHAOS_KILLS``: kills of each killed service process (default 1; ``make chaos``:
+- ``CARDROOM_CHAOS_KILLS``: kills of each killed service process at random moments (default
+  1, and 0 with two instances, whose hold-downs kill each victim once more; ``make chaos``:
   6, again and again);
 - ``CARDROOM_CHAOS_TABLES``: tables played at once (default 10);
 - ``CARDROOM_CHAOS_SEED``: the random seed of the kill plan (default: random, printed);
@@ -48,7 +50,7 @@ SCALED = [*SERVICES, "analytics"]
 # (instances of each service, the services, at least this many games, kills of each process)
 SIZES = {
     1: (SERVICES, env_int("CARDROOM_CHAOS_GAMES", 100), env_int("CARDROOM_CHAOS_KILLS", 1)),
-    2: (SCALED, env_int("CARDROOM_CHAOS_GAMES", 60), env_int("CARDROOM_CHAOS_KILLS", 1)),
+    2: (SCALED, env_int("CARDROOM_CHAOS_GAMES", 60), env_int("CARDROOM_CHAOS_KILLS", 0)),
 }
 
 load_games(GAMES)
@@ -155,7 +157,7 @@ async def _alone(victim: ChaosProcess, runner: TableRunner, store: EventStore) -
         return int(total or 0) >= count
 
     await wait_until(relayed, timeout=60)
-    # a killed analytics leader's batch comes back after the consumer's ack wait (30 s)
+    # a killed analytics leader's batch comes back after the consumer's ack wait (10 s)
     await wait_until(counted, timeout=90)
     await victim.start()
 
