@@ -9,8 +9,9 @@ one instance of each service is killed, which one drawn from the seed (the insta
 the same code; a restart is most of this test's time); ``make chaos`` kills every instance.
 A restart at once cannot show that the sibling carries on alone (a replica that was deaf all
 along would go unnoticed), so with two of each, each killed instance is held down in turn
-until games started after its kill have finished and every follower has caught up; at CI's
-size that hold-down is its only kill (``make chaos`` kills each at random moments first).
+until games started after its kill have finished and every follower has caught up (with the
+timers down, until a table whose players never act has had its turns ended by deadlines). At
+CI's size that hold-down is its only kill (``make chaos`` kills each at random moments first).
 
 Size (environment; ``make chaos`` runs a bigger one):
 
@@ -157,9 +158,26 @@ async def _alone(victim: ChaosProcess, runner: TableRunner, store: EventStore) -
         return int(total or 0) >= count
 
     await wait_until(relayed, timeout=60)
+    if victim.name == "timers":
+        await _deadlines_fire(runner, store)
     # a killed analytics leader's batch comes back after the consumer's ack wait (10 s)
     await wait_until(counted, timeout=90)
     await victim.start()
+
+
+async def _deadlines_fire(runner: TableRunner, store: EventStore) -> None:
+    """The bots' games have no deadline: a table whose players never act shows that the
+    timers instance left alone fires deadlines (each turn ends by its own)."""
+    game, seats = await runner.silent("timedhighcard", {"rounds": 1, "think": 0.3})
+    try:
+
+        async def timed_out() -> bool:
+            records = await store.read_stream(game)
+            return sum("timeout" in r.metadata for r in records) >= runner.players
+
+        await wait_until(timed_out, timeout=60)
+    finally:
+        await asyncio.gather(*(seat.client.close() for seat in seats))
 
 
 async def _wait_for_tables(runner: TableRunner, n: int) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from cardroom_client import Client
 from cardroom_eventstore import EventStore
 from cardroom_runtime.shards import Shards
-from support.players import Seat, check_stream, recorded_bot, replayed
+from support.players import Seat, check_stream, listener, recorded_bot, replayed
 from support.stack import ServiceProcess, contiguous, projected
 
 
@@ -87,6 +87,18 @@ class TableRunner:
         finally:
             await close_bots(seats)
 
+    async def silent(self, game_type: str, config: dict[str, Any]) -> tuple[str, list[Seat]]:
+        """A table of players who acknowledge everything and never act (not one of
+        :attr:`tables`: only its deadlines move it)."""
+        names = [f"s{self._n}p{i}" for i in range(self.players)]
+        self._n += 1
+        seats = [listener(await self.client(p)) for p in names]
+        first = seats[0].client
+        game = await _retry(lambda: first.create(game_type, config, seats=len(seats)))
+        for seat in seats[1:]:
+            await _retry(lambda s=seat: s.client.join(game), already="already_seated")
+        return game, seats
+
     async def run(self, keep_going: Callable[[], bool], finish_timeout: float) -> None:
         running: set[asyncio.Task[None]] = set()
 
@@ -106,9 +118,9 @@ class TableRunner:
 
 
 async def close_bots(seats: list[Seat], timeout: float = 10) -> None:
-    """Close the seats' bots and clients, in bounded time: ``Client.close`` can wait for ever
-    on a feed task whose cancellation Python 3.11's ``asyncio.wait_for`` swallowed (a
-    libs/client bug, reported with a patch); the game is over by then anyway."""
+    """Close the seats' bots and clients, in bounded time: a close that hangs (a client
+    whose server was killed under it) must not hang the test, and the game is over by then
+    anyway."""
     closing = [asyncio.ensure_future(s.bot.close()) for s in seats if s.bot is not None]
     if closing:
         await asyncio.wait(closing, timeout=timeout)
