@@ -86,3 +86,42 @@ async def test_a_failed_batch_fails_only_its_bad_item_and_the_batcher_goes_on() 
         await batcher.submit(3)  # idle again: alone, in this task
     assert await batcher.submit(4) == 40
     await batcher.close()
+
+
+async def test_close_ends_a_batch_whose_cancellation_was_lost() -> None:
+    """A write that carries on after its first cancellation (as Python 3.11's
+    ``asyncio.wait_for`` inside a driver can lose one): ``close`` cancels again until the
+    batch task has ended, and its waiting item gets an error."""
+    hold = asyncio.Event()
+    writing = asyncio.Event()
+    lost = 0
+
+    async def run(items: list[int]) -> list[int]:
+        nonlocal lost
+        if items == [1]:
+            await hold.wait()  # the submitter's own write, while 2 queues for the batch task
+            return [10]
+        writing.set()
+        while True:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                lost += 1
+                if lost > 1:
+                    raise
+                # the first cancellation lost: the write goes on
+
+    batcher: Batcher[int, int] = Batcher(run, 10)
+    first = asyncio.create_task(batcher.submit(1))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(batcher.submit(2))
+    await asyncio.sleep(0)  # queued for the batch task
+    hold.set()
+    assert await first == 10
+    await writing.wait()
+    closing = asyncio.create_task(batcher.close())
+    done, _ = await asyncio.wait([closing], timeout=10)  # (not a cancellation of close)
+    assert closing in done, "close waited for ever on the batch task"
+    assert lost == 2
+    with pytest.raises(RuntimeError, match="stopped"):
+        await second

@@ -28,7 +28,6 @@ finds its rows by index on an empty database and on a large one.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -45,6 +44,7 @@ log = logging.getLogger("cardroom.eventstore")
 
 T = TypeVar("T")
 R = TypeVar("R")
+CANCEL_AGAIN = 1.0  # seconds between cancellations of a batch task that has not ended
 
 # Errors that say the database cannot be reached now, rather than that it refused a statement
 # (the refusal is about what the statement carried, so one item of a batch may be the cause).
@@ -272,11 +272,13 @@ class Batcher(Generic[T, R]):
                 _answer(future, result)
 
     async def close(self) -> None:
-        """Stop; whatever still waits gets an error."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        """Stop; whatever still waits gets an error. The batch task is cancelled again
+        until it ends: Python 3.11's ``asyncio.wait_for`` inside a driver can lose a
+        cancellation that comes as its future completes, and the write then goes on."""
+        task, self._task = self._task, None
+        while task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task], timeout=CANCEL_AGAIN)
         for _, future in self._queue:
             if not future.done():
                 future.set_exception(RuntimeError("stopped"))
