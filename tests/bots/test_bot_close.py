@@ -7,6 +7,7 @@ from typing import Any
 
 from cardroom_bots.players import BotPlayer
 from cardroom_wire import Notification
+from support.cancellation import LosesFirstCancellation, ends
 
 
 class _Client:
@@ -57,3 +58,16 @@ async def test_a_notification_arriving_while_closing_starts_no_choice() -> None:
     assert arrived.is_set()
     assert client.closed
     assert player._acting == {}
+
+
+async def test_close_ends_a_choice_whose_cancellation_was_lost() -> None:
+    """A send that carries on after its first cancellation: close cancels again until the
+    choice has ended."""
+    client = _Client()
+    player = BotPlayer(client)  # type: ignore[arg-type]
+    send = LosesFirstCancellation()
+    player._acting["g1"] = asyncio.create_task(send.wait())
+    await send.entered.wait()
+    assert await ends(player.close()), "close waited for ever on the choice"
+    assert send.cancellations == 2
+    assert client.closed

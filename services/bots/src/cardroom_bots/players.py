@@ -18,7 +18,6 @@ signature (or its rejection).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,7 @@ from typing import Any
 
 from cardroom_client import CardroomError, Client
 from cardroom_engine import Bot, RandomBot, registry
+from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import Notification
 
 log = logging.getLogger("cardroom.bots")
@@ -137,10 +137,7 @@ class BotPlayer:
         # notifications still arrive while the choices are cancelled: none starts a new one
         self._closing = True
         acting, self._acting = list(self._acting.values()), {}
-        for task in acting:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await cancel_and_wait(acting)  # (a send's cancellation can be lost: again until done)
         await self.client.close()
 
 
