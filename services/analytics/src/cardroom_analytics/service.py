@@ -221,6 +221,8 @@ class Analytics(Service):
             except TimeoutError:
                 continue
             except Exception as exc:  # NATS away: the consumer and its acks are durable
+                if self._stopping:
+                    return  # (the stop closed the connection under the fetch)
                 log.warning("analytics: fetch failed: %s", exc)
                 await asyncio.sleep(RETRY_DELAY)
                 continue
