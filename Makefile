@@ -95,8 +95,9 @@ bench-history: ## The benchmarks' figures over time, from bench/history.jsonl (k
 strength: install ## Search, heuristic and random bots' tournaments per game: ratings table
 	cd bench && $(UV_RUN) python strength.py
 
-# The chaos tests at a bigger size than CI's (100 games, 2 kills of each service; 36 games
-# around the NATS cluster's node loss; 16 over two event store shards); override with e.g.
+# The chaos tests at a bigger size than CI's (100 games and a kill of each service; with two
+# of each, 60 games and one instance of each service held down; 36 games around the NATS
+# cluster's node loss; 16 over two event store shards); override with e.g.
 # `make chaos CHAOS_GAMES=5000 CHAOS_KILLS=20`.
 CHAOS_GAMES ?= 1000
 CHAOS_KILLS ?= 6
