@@ -18,6 +18,12 @@ UNKNOWN_ESTIMATE = 6.5
 """The mean card of the deck (338 / 52): what an unseen card is worth on average."""
 
 
+def own_seat(started: Mapping[str, Any], player: str) -> int | None:
+    """``player``'s seat index in a ``GameStarted`` message (None: not seated)."""
+    seats = list(started.get("seats", []))
+    return seats.index(player) if player in seats else None
+
+
 class Memory:
     """What one player knows, rebuilt from the messages it received, in order."""
 
@@ -55,8 +61,7 @@ class Memory:
         kind = message.get("type")
         me = self.me if self.me is not None else -1
         if kind == "GameStarted":
-            seats = list(message.get("seats", []))
-            self.me = seats.index(self.player) if self.player in seats else None
+            self.me = own_seat(message, self.player)
         # -- v2 --
         elif kind == "BoardInitialized":
             self._deal(message["handSizes"], message["discardedValue"])

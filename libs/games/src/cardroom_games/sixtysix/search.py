@@ -51,7 +51,7 @@ from cardroom_engine import Message
 from cardroom_engine.search import GuidedSearchBot
 
 from . import moves as m
-from .bots import HeuristicBot
+from .bots import HeuristicBot, own_seat
 from .cards import DECK_COUNTS, FIRST_LOOK, PEEK_OTHER_VALUES, PEEK_OWN_VALUES
 from .rules import SixtySix
 from .state import (
@@ -164,8 +164,7 @@ class HandReading:
         kind = message.get("type")
         me = self.me if self.me is not None else -1
         if kind == "GameStarted":
-            seats = list(message.get("seats", []))
-            self.me = seats.index(self.player) if self.player in seats else None
+            self.me = own_seat(message, self.player)
         elif kind in ROUND_STARTS:
             if kind == "GameState":
                 self.me = message["playerIndex"]
