@@ -1,4 +1,4 @@
-"""The lobby hands out credentials: ``register`` (a new player and its token) and ``renew``.
+"""The lobby hands out credentials: ``register`` (a guest's player and its token) and ``renew``.
 
 The token is the one the NATS auth callout checks (tests/deploy shows that side); here the
 gamemaster issues it over real NATS with the deployment's secret, and hostile renewals are
@@ -8,6 +8,7 @@ refused with ``bad_token`` while the lobby keeps serving.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
@@ -88,7 +89,7 @@ async def test_register_then_renew_through_the_lobby(nats_url: str, lobby: str) 
 
     other = await Client.register(nats_url, subject_root=lobby)
     try:
-        assert other.player != client.player  # every registration is a new player
+        assert other.player != client.player  # every new guest is a new player
     finally:
         await other.close()
 
@@ -98,6 +99,21 @@ async def test_register_reply_says_the_inbox_prefix(nats_url: str, lobby: str) -
     assert reply["ok"] is True
     assert reply["inbox_prefix"] == inbox_prefix(lobby, str(reply["player"]))
     assert isinstance(reply["expires"], int)
+
+
+async def test_a_guest_registers_one_player_however_often_it_asks(
+    nats_url: str, lobby: str
+) -> None:
+    """Asking again with the same nonce grants the same player a fresh token: a guest
+    connection cannot name a new player with each request."""
+    replies = [await _lobby(nats_url, lobby, "register", b"{}", GUEST) for _ in range(3)]
+    assert all(reply["ok"] is True for reply in replies)
+    players = {str(reply["player"]) for reply in replies}
+    assert len(players) == 1
+    for reply in replies:
+        assert verify_player_token(SECRET, lobby, str(reply["token"])).player in players
+    other = await _lobby(nats_url, lobby, "register", b"{}", GUEST + "-other")
+    assert other["player"] not in players
 
 
 @pytest.mark.parametrize(
@@ -156,8 +172,21 @@ def test_credentials_settings() -> None:
     one = Credentials.from_env("r", {})
     two = Credentials.from_env("r", {})
     assert one.secret != two.secret
-    token = one.register()["token"]
+    token = one.register(GUEST)["token"]
     assert one.renew(token)["player"] == token.split(".")[0]
     with pytest.raises(WireError) as caught:
         two.renew(token)
     assert caught.value.code == ErrorCode.BAD_TOKEN
+
+
+def test_a_nonce_names_one_player_of_one_deployment() -> None:
+    """The id is a keyed hash of the nonce: the same for the same nonce, secret and root,
+    different when any of them differs, and shaped like every other player id."""
+    mine = Credentials("r", SECRET)
+    player = mine.player_of(GUEST)
+    assert player == mine.player_of(GUEST) == mine.register(GUEST)["player"]
+    assert re.fullmatch(r"p[0-9a-f]{16}", player)
+    assert player != mine.player_of(GUEST + "x")
+    assert player != Credentials("r2", SECRET).player_of(GUEST)
+    assert player != Credentials("r", SECRET + "x").player_of(GUEST)
+    assert GUEST not in player

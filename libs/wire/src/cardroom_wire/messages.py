@@ -160,7 +160,7 @@ class GetTable(_Request):
 
 
 class Register(_Request):
-    """A guest asks the lobby for a new player id and its token (no fields)."""
+    """A guest asks the lobby for its player id and a token (no fields); one nonce, one player."""
 
     type: Literal["register"] = "register"
 

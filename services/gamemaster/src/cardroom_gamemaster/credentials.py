@@ -10,10 +10,20 @@ with a random per-process secret and says so in its log; such tokens are only go
 
 ``renew`` needs the current, unexpired token in the request: a lobby request does not say who
 sent it, so holding the token is the proof of being that player.
+
+A guest is one player: the id ``register`` grants is a keyed hash of the guest's nonce (the
+token secret is the key, the subject root is bound in), so asking again with the same nonce
+grants the same player a fresh token. A new player therefore costs a new guest connection,
+which the auth callout admits, and not one more request on a connection that is already
+open: the per-player rate limit would let one guest name hundreds of new players a second,
+each with its own tables waiting. Only the holder of a nonce can ask with it (a guest may
+publish on its own nonce's subject only), and the id tells nothing of the nonce.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import os
 import secrets
@@ -29,7 +39,7 @@ from cardroom_natsauth.tokens import (
     issue_player_token,
     verify_player_token,
 )
-from cardroom_wire import ErrorCode, WireError, new_id
+from cardroom_wire import ErrorCode, WireError
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +80,15 @@ class Credentials:
             "inbox_prefix": inbox_prefix(self.root, player),
         }
 
-    def register(self) -> dict[str, Any]:
-        """A new player: a fresh id and its token."""
-        return self._grant(new_id("p"))
+    def register(self, nonce: str) -> dict[str, Any]:
+        """The player of the guest with ``nonce`` (see the module): its id and a fresh token."""
+        return self._grant(self.player_of(nonce))
+
+    def player_of(self, nonce: str) -> str:
+        """The player id a guest's nonce registers: 64 bits, as random ids have."""
+        # its own context: never the message of a token's signature under the same key
+        message = b"cardroom-guest-player/v1\0%s\0%s" % (self.root.encode(), nonce.encode())
+        return "p" + hmac.new(self.secret.encode(), message, hashlib.sha256).hexdigest()[:16]
 
     def renew(self, token: object, *, now: float | None = None) -> dict[str, Any]:
         """A fresh token for the player of ``token``, which must be valid now.

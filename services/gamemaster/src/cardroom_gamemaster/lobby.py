@@ -26,7 +26,6 @@ from cardroom_wire import (
     ErrorCode,
     JoinTable,
     ListTables,
-    Register,
     RenewToken,
     StartTable,
     WireError,
@@ -167,9 +166,9 @@ class Lobby:
         tables = [summary for _, summary in merged[: readmodels.LIST_LIMIT]]
         return ok(tables=tables, game_types=registry.names())
 
-    def register(self, req: Register) -> dict[str, Any]:
-        """A guest's player id and token."""
-        return ok(**self._credentials().register())
+    def register(self, nonce: str) -> dict[str, Any]:
+        """The player id and a fresh token of the guest with ``nonce`` (the asker)."""
+        return ok(**self._credentials().register(nonce))
 
     def renew(self, asker: str, req: RenewToken) -> dict[str, Any]:
         """A fresh token for the request's, which must be the asker's own."""

@@ -179,7 +179,7 @@ class Gamemaster(Service):
             case ListTables():
                 return await lobby.listing(req)
             case Register():
-                return lobby.register(req)
+                return lobby.register(player)
             case RenewToken():
                 return lobby.renew(player, req)
             case GetTable():
