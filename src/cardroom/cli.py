@@ -126,7 +126,7 @@ def _env_number(name: str, default: float) -> float:
     except ValueError:
         value = -1.0
     if not value > 0 or value != value or value == float("inf"):
-        console.print(f"[red]{name} must be a positive number of seconds or messages[/]")
+        console.print(f"[red]{name} must be a positive number[/]")
         raise typer.Exit(78)
     return value
 
@@ -139,9 +139,13 @@ async def _serve_auth() -> None:
         DEFAULT_FLOOD_BAN,
         DEFAULT_FLOOD_INTERVAL,
         DEFAULT_FLOOD_LIMIT,
+        DEFAULT_GUEST_BURST,
+        DEFAULT_GUEST_RATE,
+        DEFAULT_TRUSTED,
         AuthCalloutResponder,
         Bans,
         FloodGuard,
+        GuestAdmission,
     )
     from cardroom_runtime.nats import connect
     from cardroom_runtime.settings import Settings
@@ -160,12 +164,24 @@ async def _serve_auth() -> None:
     interval = _env_number("CARDROOM_FLOOD_INTERVAL", DEFAULT_FLOOD_INTERVAL)
     ban = _env_number("CARDROOM_FLOOD_BAN", DEFAULT_FLOOD_BAN)
     bans = Bans()
+    # set but empty: no network is trusted
+    trusted = os.environ.get("CARDROOM_GUEST_TRUSTED")
+    try:
+        admission = GuestAdmission(
+            rate=_env_number("CARDROOM_GUEST_RATE", DEFAULT_GUEST_RATE),
+            burst=int(_env_number("CARDROOM_GUEST_BURST", DEFAULT_GUEST_BURST)),
+            trusted=DEFAULT_TRUSTED if trusted is None else trusted.split(","),
+        )
+    except ValueError as exc:
+        console.print(f"[red]CARDROOM_GUEST_TRUSTED or CARDROOM_GUEST_BURST: {exc}[/]")
+        raise typer.Exit(78) from None
     responder = AuthCalloutResponder(
         issuer_seed=_required_env("CARDROOM_AUTH_ISSUER_SEED"),
         token_secret=_required_env("CARDROOM_PLAYER_TOKEN_SECRET"),
         root=settings.subject_root,
         account=account,
         bans=bans,
+        admission=admission,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -192,6 +208,11 @@ async def _serve_auth() -> None:
         console.print(
             f"[bold green]cardroom[/] auth is answering {responder.subject} "
             f"(issuer {responder.issuer}, subject root {settings.subject_root})"
+        )
+        console.print(
+            f"new guests: {admission.burst:g} at once from one address, then "
+            f"{admission.rate * 60:g} a minute (trusted: "
+            f"{', '.join(map(str, admission.trusted)) or 'none'})"
         )
         if watching is None:
             console.print("flood guard: off (CARDROOM_SYSTEM_NATS_URL is not set)")

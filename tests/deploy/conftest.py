@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from cardroom_natsauth import AuthCalloutResponder, Bans, FloodGuard
+from cardroom_natsauth import AuthCalloutResponder, Bans, FloodGuard, GuestAdmission
 from cardroom_runtime.embedded import Reaper
 from cardroom_runtime.tasks import cancel_and_wait
 from deploy_support import DeployNats, SecureNats, StubService, start_deploy_nats, wait_until_up
@@ -49,6 +49,7 @@ async def secure_nats(subject_root: str) -> AsyncIterator[SecureNats]:
             token_secret=server.secret("player_token_secret"),
             root=subject_root,
             bans=bans,
+            admission=GuestAdmission(),
         )
         await system.connect(server.local(server.secret("system_nats_url")), allow_reconnect=False)
         guard = FloodGuard(system, bans, account="CARDROOM")

@@ -3,12 +3,20 @@
 - :mod:`.permissions`: DESIGN.md's player rights as NATS permissions, the inbox prefixes;
 - :mod:`.tokens`: the signed player tokens the lobby hands out;
 - :mod:`.callout`: the auth callout responder that turns a token into a NATS user;
+- :mod:`.admission`: how many new guests one address may bring;
+- :mod:`.guard`: the flood guard, which throws out a connection that floods;
 - :mod:`.nkeyjwt`: nkeys and NATS JWTs;
 - :mod:`.deploysecrets`: the secret files of a deployment.
 
 No I/O except :mod:`.deploysecrets` writing files; the responder is hosted by a service.
 """
 
+from .admission import (
+    DEFAULT_GUEST_BURST,
+    DEFAULT_GUEST_RATE,
+    DEFAULT_TRUSTED,
+    GuestAdmission,
+)
 from .callout import (
     AUTH_CALLOUT_SUBJECT,
     DEFAULT_ACCOUNT,
@@ -52,6 +60,9 @@ __all__ = [
     "DEFAULT_FLOOD_BAN",
     "DEFAULT_FLOOD_INTERVAL",
     "DEFAULT_FLOOD_LIMIT",
+    "DEFAULT_GUEST_BURST",
+    "DEFAULT_GUEST_RATE",
+    "DEFAULT_TRUSTED",
     "DEFAULT_TTL",
     "GUEST_USER",
     "REGISTER_VERB",
@@ -61,6 +72,7 @@ __all__ = [
     "CalloutMessage",
     "FloodGuard",
     "FloodWatch",
+    "GuestAdmission",
     "Identity",
     "JwtError",
     "PlayerToken",

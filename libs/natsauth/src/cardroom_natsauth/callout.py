@@ -44,12 +44,14 @@ where ``nc`` is a nats-py client connected as the auth user of the AUTH account.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 from . import nkeyjwt
+from .admission import GuestAdmission
 from .guard import Bans, ban_key
 from .permissions import check_nonce, guest_permissions, player_permissions
 from .tokens import TokenError, token_key, verify_player_token
@@ -177,6 +179,7 @@ class AuthCalloutResponder:
         guest_ttl: float = DEFAULT_GUEST_TTL,
         max_subscriptions: int = DEFAULT_MAX_SUBSCRIPTIONS,
         bans: Bans | None = None,
+        admission: GuestAdmission | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if not issuer_seed.startswith("SA"):
@@ -191,6 +194,7 @@ class AuthCalloutResponder:
         self.guest_ttl = guest_ttl
         self.max_subscriptions = max_subscriptions
         self.bans = bans  # who the flood guard threw out, refused for a while (.guard)
+        self.admission = admission  # how many new guests an address may bring (.admission)
         self._clock = clock
         player_permissions(root, "probe")  # validates the root now, not at the first client
 
@@ -267,6 +271,12 @@ class AuthCalloutResponder:
                 left = self.bans.remaining(ban_key(user, str(client.get("host", ""))))
                 if left > 0:
                     raise AuthError(f"thrown out for flooding; refused for {left:.0f} s more")
+            if identity.kind == "guest" and self.admission is not None:
+                wait = self.admission.admit(str(client.get("host", "")))
+                if wait > 0:
+                    raise AuthError(
+                        f"too many new guests from this address; the next in {math.ceil(wait)} s"
+                    )
             user_jwt = issue_user_jwt(
                 self._seed,
                 user_nkey,
