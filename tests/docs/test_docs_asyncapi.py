@@ -15,6 +15,7 @@ from cardroom_wire import (
     Reconcile,
     Release,
     Resend,
+    SeatBotsAt,
     SyncRequest,
     Timeout,
 )
@@ -46,7 +47,7 @@ def test_every_subject_and_payload_is_documented() -> None:
         for v in schemas["LobbyRequest"]["oneOf"]
     ]
     lobby = {v["properties"]["type"]["const"] for v in variants}
-    assert lobby == {"create", "join", "start", "list", "get", "register", "renew"}
+    assert lobby == {"create", "join", "start", "list", "get", "bots", "register", "renew"}
     # the actor is the subject's: no lobby request carries a player
     for variant in variants:
         assert "player" not in variant["properties"], variant
@@ -75,6 +76,7 @@ def test_every_subscription_documents_its_wire_model() -> None:
         "reconcile": Reconcile,
         "back": Back,
         "presence-syncs": SyncRequest,
+        "bots": SeatBotsAt,
     }
     for title, model in typed.items():
         name = model.__name__

@@ -190,3 +190,18 @@ def test_a_nonce_names_one_player_of_one_deployment() -> None:
     assert player != Credentials("r2", SECRET).player_of(GUEST)
     assert player != Credentials("r", SECRET + "x").player_of(GUEST)
     assert GUEST not in player
+
+
+async def test_bots_where_no_service_runs_them_are_unavailable(nats_url: str, lobby: str) -> None:
+    """This cardroom runs the gamemaster alone: the lobby checks a bots request, then says in
+    words that nobody here runs bots, and the table is as it was."""
+    alice = await Client.connect(nats_url, "alice", subject_root=lobby)
+    try:
+        game = await alice.create("take5", seats=3)
+        with pytest.raises(CardroomError) as caught:
+            await alice.seat_bots(game, 2)
+        assert caught.value.code == ErrorCode.UNAVAILABLE
+        assert "runs bots" in caught.value.message
+        assert (await alice.table(game))["seats"] == [alice.player]
+    finally:
+        await alice.close()

@@ -311,6 +311,42 @@ def start_cases(w: World) -> tuple[str, list[Case]]:
     return subject, cases
 
 
+def bots_cases(w: World) -> tuple[str, list[Case]]:
+    subject = w.s.lobby("bots", "alice")
+    base = {"game": w.lobby, "count": 1, "kind": "random"}  # (the edge drops it unanswered)
+    valid = orjson.dumps(base)
+    cases = [
+        *body_kinds(subject, base),
+        *field_cases(subject, base, id_kinds("game", w.lobby)),
+        Case("field game: missing", subject, orjson.dumps({"count": 1}), "bad_request"),
+        *field_cases(
+            subject,
+            base,
+            [
+                ("game: nobody's", "nosuchgame", "unknown_game"),
+                ("game: a running game", w.game, "already_started"),
+                ("game: another's finished game", w.finished, "not_seated"),
+                ("count: more than the free seats", 3, "table_full"),
+                ("kind: one the game lacks", "nosuch", "bad_request"),
+            ],
+        ),
+        *field_cases(subject, base, _int_kinds("count", low=1, high=9)),
+        *field_cases(subject, base, id_kinds("kind", "random")),
+        Case("not seated: fill another's table", w.s.lobby("bots", "carol"), valid, "not_seated"),
+        Case(
+            "seated: a finished game",
+            w.s.lobby("bots", "erin"),
+            orjson.dumps({**base, "game": w.finished}),
+            "already_started",
+        ),
+        *_type_kinds(subject, base, "bots"),
+        *_extra_kinds(subject, base),
+        *_verb_subject_kinds(w, "bots", valid, "alice"),
+        *reply_kinds(w, subject, valid),
+    ]
+    return subject, cases
+
+
 def get_cases(w: World) -> tuple[str, list[Case]]:
     subject = w.s.lobby("get", "carol")
     base = {"game": w.game}  # a read: anyone may look at a table's summary
@@ -457,6 +493,7 @@ VERBS: dict[str, Callable[[World], tuple[str, list[Case]]]] = {
     "start": start_cases,
     "list": list_cases,
     "get": get_cases,
+    "bots": bots_cases,
     "register": register_cases,
     "renew": renew_cases,
 }
@@ -466,6 +503,7 @@ FIELDS = {
     "start": ["game"],
     "list": ["game_type", "status"],
     "get": ["game"],
+    "bots": ["game", "count", "kind"],
     "register": [],
     "renew": ["token"],
 }

@@ -1,14 +1,18 @@
-"""The web edge without a browser: what it serves, what it refuses, the NATS bridge."""
+"""The web edge without a browser: what it serves, what it refuses, the NATS bridge, and the
+bots it seats for a player (asked of the lobby, run here)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import urllib.error
 import urllib.request
 from typing import Any
 
 import pytest
+from cardroom_client import CardroomError, Client
+from cardroom_wire import ErrorCode
 from support.browser import WebStack
 from websockets.asyncio.client import connect as ws_connect
 
@@ -58,17 +62,7 @@ async def test_no_file_outside_the_built_client(web_stack: WebStack, path: str) 
     assert status in (200, 404)
 
 
-async def test_bots_need_the_header_a_valid_count_and_a_real_table(web_stack: WebStack) -> None:
-    status, reply = await get_json(web_stack.url + "api/bots?game=g1&count=1")
-    assert status == 400
-    assert reply["error"]["code"] == "bad_request"
-    headers = {"X-Cardroom": "bots"}
-    status, reply = await get_json(web_stack.url + "api/bots?game=g1&count=99", headers)
-    assert status == 400
-    assert "between 1 and" in reply["error"]["message"]
-    status, reply = await get_json(web_stack.url + "api/bots?game=nosuchgame&count=1", headers)
-    assert status == 400
-    assert reply["error"]["code"] == "unknown_game"
+async def test_bad_public_view_requests(web_stack: WebStack) -> None:
     status, reply = await get_json(web_stack.url + "api/public?game=bad.id")
     assert status == 400
     assert reply["error"]["code"] == "bad_id"
@@ -88,3 +82,38 @@ async def test_the_bridge_carries_the_nats_protocol_and_nothing_else(web_stack: 
         assert info.startswith(b"INFO ")
         await ws.send(b'CONNECT {"verbose":false,"pedantic":false}\r\nPING\r\n')
         assert await asyncio.wait_for(ws.recv(), 5) == b"PONG\r\n"
+
+
+async def test_a_player_seats_bots_only_at_its_own_table_and_in_its_free_seats(
+    web_stack: WebStack, nats_url: str
+) -> None:
+    """The lobby acts for the player the subject names: a player seats bots at a table it
+    sits at, in the seats still free, of the game's own kinds; each bot is a player of its
+    own, and the last seat starts the game."""
+    root = web_stack.root
+    alice = await Client.connect(nats_url, f"alice{secrets.token_hex(3)}", subject_root=root)
+    mallory = await Client.connect(nats_url, f"mallory{secrets.token_hex(3)}", subject_root=root)
+    try:
+        game = await alice.create("take5", seats=3)
+        for who, args, code in [
+            (mallory, (game, 1), ErrorCode.NOT_SEATED),  # nobody fills another's table
+            (alice, (game, 3), ErrorCode.TABLE_FULL),
+            (alice, (game, 1, "nosuch"), ErrorCode.BAD_REQUEST),
+            (alice, ("nosuchgame", 1), ErrorCode.UNKNOWN_GAME),
+        ]:
+            with pytest.raises(CardroomError) as refused:
+                await who.seat_bots(*args)
+            assert refused.value.code == code, (args, refused.value)
+        assert (await alice.table(game))["seats"] == [alice.player]
+        bots = await alice.seat_bots(game, 2, "random")
+        assert len(set(bots)) == 2
+        assert alice.player not in bots
+        table = await alice.table(game)
+        assert table["seats"] == [alice.player, *bots]
+        assert table["status"] == "playing"
+        with pytest.raises(CardroomError) as refused:
+            await alice.seat_bots(game, 1)
+        assert refused.value.code == ErrorCode.ALREADY_STARTED
+    finally:
+        await alice.close()
+        await mallory.close()

@@ -178,8 +178,8 @@ export class Player {
     return natsRequest(this.nc, subject, body, this.timeout);
   }
 
-  lobby(verb, body = {}) {
-    return this.request(`${this.root}.lobby.${verb}.${this.player}`, body);
+  lobby(verb, body = {}, timeout = this.timeout) {
+    return natsRequest(this.nc, `${this.root}.lobby.${verb}.${this.player}`, body, timeout);
   }
 
   /** Send one command, again with the same id while the refusal only says "not now". */

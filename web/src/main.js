@@ -10,6 +10,8 @@ const app = document.getElementById("app");
 const statusLine = document.getElementById("connection");
 
 const state = { config: null, player: null, games: [], page: null };
+// the lobby waits up to 30 s for the bots of one request to register and join
+const BOTS_TIMEOUT = 35000;
 
 // -- errors in words ------------------------------------------------------------------------
 const ERROR_WORDS = {
@@ -168,7 +170,7 @@ class Lobby {
     const options = el("div", { class: "options" });
     const seats = el("input", { id: "seats", type: "number", min: 2, value: 3 });
     const bots = el("input", { id: "bots", type: "number", min: 0, value: 2 });
-    const kind = el("select", { id: "bot-kind" }, el("option", { value: "heuristic" }, "heuristic bots"), el("option", { value: "random" }, "random bots"));
+    const kind = el("select", { id: "bot-kind" });
     const turnTimeout = el("input", { id: "turn-timeout", type: "number", min: 0.1, step: "any", placeholder: "off" });
     const ackTimeout = el("input", { id: "ack-timeout", type: "number", min: 1, step: "any", placeholder: "30" });
     const fields = new Map();
@@ -178,6 +180,9 @@ class Lobby {
       seats.max = game.max_players;
       seats.value = Math.min(Math.max(Number(seats.value), game.min_players), game.max_players);
       bots.max = game.max_players - 1;
+      // the kinds are the game's own (a game that adds one needs no change here)
+      const chosen = game.bots.includes(kind.value) ? kind.value : game.bots.includes("heuristic") ? "heuristic" : game.bots[0];
+      kind.replaceChildren(...game.bots.map((k) => el("option", { value: k, selected: k === chosen }, `${k} bots`)));
       fields.clear();
       options.replaceChildren(
         ...Object.entries(game.defaults).map(([key, value]) => {
@@ -326,12 +331,10 @@ function tableRow(t) {
   );
 }
 
+/** Seat bots at a table this player sits at: the lobby checks the seat, the bots' service
+ * seats them (each registers and joins, so it may take a while). */
 async function addBots(game, count, kind) {
-  const response = await fetch(`/api/bots?game=${encodeURIComponent(game)}&count=${count}&kind=${encodeURIComponent(kind)}`, {
-    headers: { "X-Cardroom": "bots" },
-  });
-  const reply = await response.json();
-  if (!reply.ok) throw new CardroomError(reply.error.code, reply.error.message);
+  const reply = await state.player.lobby("bots", { game, count, kind }, BOTS_TIMEOUT);
   rememberBots(reply.players);
   return reply.players;
 }

@@ -394,6 +394,14 @@ class Client:
         reply = await self.request(self.subjects.lobby("start", self.player), {"game": game})
         return dict(reply["table"])
 
+    async def seat_bots(self, game: str, count: int = 1, kind: str = "heuristic") -> list[str]:
+        """Seat ``count`` bots of ``kind`` (one of the game's) at a table this player sits
+        at, while it waits for players; their player ids. Each bot registers and joins, so
+        this waits for all of them (within the client's ``timeout``)."""
+        body = {"game": game, "count": count, "kind": kind}
+        reply = await self.request(self.subjects.lobby("bots", self.player), body)
+        return [str(p) for p in reply["players"]]
+
     async def tables(self, **filters: str) -> list[dict[str, Any]]:
         reply = await self.request(self.subjects.lobby("list", self.player), dict(filters))
         return list(reply["tables"])

@@ -24,9 +24,11 @@ from .internal import (
     Release,
     ReleaseReply,
     Resend,
+    SeatBotsAt,
     Timeout,
 )
 from .messages import (
+    MAX_BOTS,
     MAX_MESSAGE_BYTES,
     MAX_VERSION,
     Ack,
@@ -42,6 +44,7 @@ from .messages import (
     PublicUpdate,
     Register,
     RenewToken,
+    SeatBots,
     StartTable,
     SyncReply,
     SyncRequest,
@@ -58,6 +61,7 @@ from .subjects import DEFAULT_ROOT, Subjects
 
 __all__ = [
     "DEFAULT_ROOT",
+    "MAX_BOTS",
     "MAX_ID_LENGTH",
     "MAX_MESSAGE_BYTES",
     "MAX_VERSION",
@@ -85,6 +89,8 @@ __all__ = [
     "ReleaseReply",
     "RenewToken",
     "Resend",
+    "SeatBots",
+    "SeatBotsAt",
     "SeatKey",
     "StartTable",
     "Subjects",

@@ -9,8 +9,8 @@ The gate's messages (see ``cardroom_runtime.gate``): the acktracker sends :class
 when the last acknowledgement of a gate is recorded, and :class:`Back` when an away player
 acknowledged; the gamemaster answers a release with :class:`ReleaseReply` (nobody waits for
 it: releases are published). The timers service sends :class:`Timeout` and
-:class:`Reconcile`; the gamemaster sends :class:`DeadlineHint`, and :class:`Resend` when it
-starts.
+:class:`Reconcile`; the gamemaster sends :class:`DeadlineHint`, :class:`Resend` when it
+starts, and :class:`SeatBotsAt` for a player's ``bots`` request.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .ids import Token
-from .messages import MAX_VERSION
+from .messages import MAX_BOTS, MAX_VERSION
 
 
 class _Internal(BaseModel):
@@ -82,6 +82,16 @@ class DeadlineHint(_Internal):
 
     game: Token
     due: float
+
+
+class SeatBotsAt(_Internal):
+    """gamemaster -> the service that runs bots: seat these bots at ``game`` (the lobby has
+    checked the asker's seat, the table's status and its free seats). Answered
+    ``{"ok": true, "players": [...]}`` with the bots' player ids."""
+
+    game: Token
+    count: int = Field(ge=1, le=MAX_BOTS)
+    kind: Token
 
 
 class AckReply(_Internal):

@@ -159,6 +159,25 @@ class GetTable(_Request):
     game: Token
 
 
+MAX_BOTS = 9
+"""Bots one ``bots`` request may seat."""
+
+
+class SeatBots(_Request):
+    """Seat ``count`` bots of ``kind`` (one of the game's bot kinds) at a table waiting for
+    players, of which the asker holds a seat. Each bot is a player of its own, registered as
+    any guest is, that acts only for its own seat; the service that runs bots (the web edge)
+    plays them. Refused ``not_seated`` to a player without a seat there (nobody fills
+    another's table), ``already_started`` once it started, ``table_full`` past its free
+    seats, ``bad_request`` for a kind the game lacks, ``unavailable`` where no service runs
+    bots."""
+
+    type: Literal["bots"] = "bots"
+    game: Token
+    count: int = Field(default=1, ge=1, le=MAX_BOTS)
+    kind: Token = "heuristic"
+
+
 class Register(_Request):
     """A guest asks the lobby for its player id and a token (no fields); one nonce, one player."""
 
@@ -175,7 +194,14 @@ class RenewToken(_Request):
 class LobbyRequest(
     RootModel[
         Annotated[
-            CreateTable | JoinTable | StartTable | ListTables | GetTable | Register | RenewToken,
+            CreateTable
+            | JoinTable
+            | StartTable
+            | ListTables
+            | GetTable
+            | SeatBots
+            | Register
+            | RenewToken,
             Field(discriminator="type"),
         ]
     ]

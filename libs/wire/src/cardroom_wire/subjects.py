@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .ids import InvalidId, check_id
 
 DEFAULT_ROOT = "cardroom"
-LOBBY_VERBS = ("create", "join", "start", "list", "get", "register", "renew")
+LOBBY_VERBS = ("create", "join", "start", "list", "get", "bots", "register", "renew")
 REGISTER = "register"
 """The one lobby verb a guest asks: its subject names the guest's nonce, not a player."""
 
@@ -156,6 +156,12 @@ class Subjects:
         """gamemaster -> acktracker: a gamemaster started, send the owed notifications again
         now, ``{}`` (no reply)."""
         return f"{self.root}.internal.resend"
+
+    @property
+    def bots(self) -> str:
+        """gamemaster -> the service that runs bots (the web edge): seat bots at a table the
+        asker of a ``bots`` lobby request sits at, ``{"game", "count", "kind"}``."""
+        return f"{self.root}.internal.bots"
 
     @property
     def reconcile(self) -> str:

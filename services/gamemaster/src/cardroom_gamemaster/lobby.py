@@ -5,7 +5,9 @@ The asker is the player a request acts for (for ``register``, a guest's nonce): 
 lets a player publish only as itself, so the actor comes from the subject, never from the
 body. A join or a start is a unit of work on the game like a command
 (:class:`~.session.Sessions`); a create appends the game's first events (a game id taken
-already is ``conflict``).
+already is ``conflict``). ``bots`` is checked here (the asker's seat, the table's status, its
+free seats, the game's bot kinds) and carried out by the service that runs bots
+(``<root>.internal.bots``), whose answer goes back to the asker as it is.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,6 +29,8 @@ from cardroom_wire import (
     JoinTable,
     ListTables,
     RenewToken,
+    SeatBots,
+    SeatBotsAt,
     StartTable,
     WireError,
     ok,
@@ -63,11 +67,13 @@ class Lobby:
         shards: Callable[[], Shards],
         credentials: Callable[[], Credentials],
         rng: random.Random,
+        seat_bots: Callable[[SeatBotsAt], Awaitable[dict[str, Any]]],
     ) -> None:
         self.sessions = sessions
         self._shards = shards  # (read when asked: the host sets them up after the services)
         self._credentials = credentials  # (read on first use: the secret is asked for then)
         self.rng = rng
+        self._seat_bots = seat_bots
         self.open_tables = open_tables_limit()
 
     async def create(self, player: str, req: CreateTable) -> dict[str, Any]:
@@ -110,6 +116,26 @@ class Lobby:
 
     async def start(self, player: str, req: StartTable) -> dict[str, Any]:
         return await self._change(req.game, player, lambda t, s: t.start(s, player, self.rng))
+
+    async def bots(self, player: str, req: SeatBots) -> dict[str, Any]:
+        """Seat bots at a table the asker sits at, while it waits for players and has the
+        seats (checked on the table as the store has it; a seat taken meanwhile refuses the
+        bots that no longer fit, ``table_full``, and keeps those seated before)."""
+        table = await self.summary(req.game)
+        if player not in table["seats"]:
+            raise WireError(ErrorCode.NOT_SEATED, "only a player at the table may seat bots")
+        if table["status"] != "lobby":
+            raise WireError(ErrorCode.ALREADY_STARTED, "the table has started")
+        free = int(table["max_seats"]) - len(table["seats"])
+        if req.count > free:
+            raise WireError(ErrorCode.TABLE_FULL, f"the table has {free} free seat(s)")
+        kinds = sorted(registry.get(str(table["game_type"])).bots)
+        if req.kind not in kinds:
+            raise WireError(
+                ErrorCode.BAD_REQUEST,
+                f"{table['game_type']} has no bot {req.kind!r}: {', '.join(kinds)}",
+            )
+        return await self._seat_bots(SeatBotsAt(game=req.game, count=req.count, kind=req.kind))
 
     async def _change(
         self, game: str, player: str, decide: Callable[[Table, TableState], list[Event]]

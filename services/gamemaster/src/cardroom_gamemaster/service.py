@@ -61,13 +61,17 @@ from cardroom_wire import (
     ReleaseReply,
     RenewToken,
     Resend,
+    SeatBots,
+    SeatBotsAt,
     StartTable,
     SyncRequest,
     Timeout,
     WireError,
+    decode_json,
     dumps,
     ok,
 )
+from nats.errors import NoRespondersError
 from pydantic import BaseModel
 
 from .commands import Commands
@@ -83,6 +87,7 @@ from .timeouts import Timeouts
 log = logging.getLogger("cardroom.gamemaster")
 
 WORKERS = 64  # requests handled at once; one game's are serialised by its lock
+BOTS_TIMEOUT = 30.0  # seconds to seat the bots of one request (each registers and joins)
 
 
 class Gamemaster(Service):
@@ -111,7 +116,13 @@ class Gamemaster(Service):
             rng=self.rng,
         )
         self.commands = Commands(self.sessions, self.signatures, self.deadlines, self.rng)
-        self.lobby = Lobby(self.sessions, lambda: self.shards, lambda: self.credentials, self.rng)
+        self.lobby = Lobby(
+            self.sessions,
+            lambda: self.shards,
+            lambda: self.credentials,
+            self.rng,
+            self._seat_bots,
+        )
         self.timeouts = Timeouts(self.sessions)
         self.presence = Presence(self.sessions)
         self.counts = CommandCounts(metrics, self.sessions.cached)
@@ -184,6 +195,8 @@ class Gamemaster(Service):
                 return lobby.renew(player, req)
             case GetTable():
                 return ok(table=await lobby.summary(req.game))
+            case SeatBots():
+                return await lobby.bots(player, req)
 
     # -- commands --------------------------------------------------------------------------------
     async def on_command(self, command: Command, asker: Asker) -> dict[str, Any]:
@@ -246,6 +259,21 @@ class Gamemaster(Service):
             return ok(version=loaded.state.version)
 
         return await self.sessions.run(reconcile.game, evaluate, fresh=True)
+
+    async def _seat_bots(self, request: SeatBotsAt) -> dict[str, Any]:
+        """Ask the service that runs bots to seat them; its answer, as it is."""
+        try:
+            reply = await self.rt.broker.connection.request(
+                self.subjects.bots, dumps(request.body()), timeout=BOTS_TIMEOUT
+            )
+        except NoRespondersError:
+            raise WireError(ErrorCode.UNAVAILABLE, "no service here runs bots") from None
+        except TimeoutError:
+            raise WireError(ErrorCode.UNAVAILABLE, "the bots were not seated in time") from None
+        answer = decode_json(reply.data)
+        if not isinstance(answer, dict):
+            raise WireError(ErrorCode.INTERNAL, "the bots' service answered out of shape")
+        return answer
 
     async def _hint(self, hint: DeadlineHint) -> None:
         await self.rt.broker.publish(dumps(hint), self.subjects.deadline_hint)

@@ -7,10 +7,6 @@
 - ``/config.json``: the subject root and where a browser speaks NATS over WebSocket;
 - ``/api/games``: the game types, their player counts, bot kinds and default options (what
   ``cardroom games`` prints), for the lobby's create form;
-- ``/api/bots?game=&count=&kind=`` (with the header ``X-Cardroom: bots``, which a page of
-  another site cannot send without this server's consent): seat that many bots at a table.
-  Each bot registers with the lobby as a new player and plays with its own token, exactly as
-  ``cardroom bots`` does, so it can act only for its own seat;
 - ``/api/public?game=``: the spectators' view of a table as the projector stored it last (what
   ``<root>.public.<game>`` carried last), so a spectator sees the present before the next
   move; public information only;
@@ -20,6 +16,13 @@
   own credentials, and the broker judges it as it judges any client. Where the NATS server
   listens for WebSocket itself (the embedded one, deploy/), ``CARDROOM_NATS_WS_URL`` names it
   (or, comma-separated, a cluster's listeners) and browsers go there directly.
+
+It also runs the bots a player seats at its table: the player asks the lobby
+(``<root>.lobby.bots.<player>``, so the broker names the asker), the gamemaster checks that
+the asker sits at the table and that the seats are free, and asks here
+(``<root>.internal.bots``, which no player may publish). Each bot registers with the lobby as
+a new player and plays with its own token, exactly as ``cardroom bots`` does, so it can act
+only for its own seat.
 
 The browser holds one player's token and acts only through that player's subjects; nothing
 here acts for a browser (DESIGN.md, "The web client").
@@ -41,11 +44,11 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from cardroom_client import CardroomError, Client
-from cardroom_engine import NEW_TABLE, Bot, RandomBot, registry
+from cardroom_engine import NEW_TABLE, Bot, registry
 from cardroom_eventstore import readmodels
-from cardroom_runtime.host import Service
+from cardroom_runtime.host import Asker, Service
 from cardroom_runtime.tasks import cancel_and_wait
-from cardroom_wire import Notification, WireError, check_id
+from cardroom_wire import Notification, SeatBotsAt, WireError, check_id, ok
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
@@ -56,7 +59,6 @@ STATIC = Path(__file__).parent / "static"
 """Where ``make web`` writes the built client."""
 
 DEFAULT_PORT = 8765
-MAX_BOTS = 9
 BOT_GAME_SECONDS = 3600.0
 """A bot leaves a game it is still seated at after this long (an abandoned table)."""
 
@@ -227,26 +229,9 @@ class Web(Service):
             return _json({"root": self.subjects.root, "nats_ws": self._nats_ws()})
         if path == "/api/games":
             return _json({"games": games_catalog()})
-        if path == "/api/bots":
-            return await self._bots_request(request)
         if path == "/api/public":
             return await self._public(request)
         return self._static(path)
-
-    async def _bots_request(self, request: Request) -> Response:
-        if request.headers.get("X-Cardroom") != "bots":
-            return _json(_error("bad_request", "missing header X-Cardroom: bots"), 400)
-        query = parse_qs(urlsplit(request.path).query)
-        game = (query.get("game") or [""])[0]
-        kind = (query.get("kind") or ["heuristic"])[0]
-        try:
-            count = int((query.get("count") or ["1"])[0])
-            players = await self.seat_bots(game, count, kind)
-        except ValueError:
-            return _json(_error("bad_request", "count must be a whole number"), 400)
-        except CardroomError as exc:
-            return _json(_error(exc.code, exc.message), 400)
-        return _json({"ok": True, "players": players})
 
     async def _public(self, request: Request) -> Response:
         game = (parse_qs(urlsplit(request.path).query).get("game") or [""])[0]
@@ -321,10 +306,28 @@ class Web(Service):
             writer.close()
             await ws.close()
 
+    def register(self) -> None:
+        self.serve(
+            self.subjects.bots,
+            queue="web-bots",
+            title="bots",
+            model=SeatBotsAt,
+            handler=self.on_seat_bots,
+            max_workers=8,
+        )
+
+    async def on_seat_bots(self, request: SeatBotsAt, _: Asker) -> dict[str, Any]:
+        """The lobby checked a player's ``bots`` request: seat them, answer their ids."""
+        try:
+            players = await self.seat_bots(request.game, request.count, request.kind)
+        except CardroomError as exc:
+            raise WireError(exc.code, exc.message) from None
+        return ok(players=players)
+
     async def seat_bots(self, game: str, count: int, kind: str) -> list[str]:
-        """Seat ``count`` bots at ``game`` (each a new player); return their player ids."""
-        if not 1 <= count <= MAX_BOTS:
-            raise CardroomError("bad_request", f"between 1 and {MAX_BOTS} bots at a time")
+        """Seat ``count`` bots of ``kind`` at ``game`` (each a new player); return their
+        player ids. A bot that cannot join (the seat was taken meanwhile) ends the request
+        with that refusal; those seated before it stay and play."""
         seated: list[str] = []
         # a bot is a guest, then a player: never with this service's own credentials
         addresses = [urlsplit(server.strip()) for server in self.rt.nats_url.split(",")]
@@ -333,7 +336,9 @@ class Web(Service):
             client = await Client.register(bare, subject_root=self.subjects.root)
             try:
                 summary = await client.table(game)
-                factory = registry.get(str(summary["game_type"])).bots.get(kind, RandomBot)
+                factory = registry.get(str(summary["game_type"])).bots.get(kind)
+                if factory is None:
+                    raise CardroomError("bad_request", f"no bot {kind!r} in this game")
                 bot = _Bot(client, factory(client.player), game)
                 await client.join(game, key=bot.key)
             except BaseException:
