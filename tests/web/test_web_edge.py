@@ -4,6 +4,7 @@ bots it seats for a player (asked of the lobby, run here)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import secrets
 import urllib.error
@@ -12,6 +13,8 @@ from typing import Any
 
 import pytest
 from cardroom_client import CardroomError, Client
+from cardroom_gateway import Web, WebSettings
+from cardroom_gateway import web as web_module
 from cardroom_wire import ErrorCode
 from support.browser import WebStack
 from websockets.asyncio.client import connect as ws_connect
@@ -117,3 +120,42 @@ async def test_a_player_seats_bots_only_at_its_own_table_and_in_its_free_seats(
     finally:
         await alice.close()
         await mallory.close()
+
+
+async def test_bots_playing_at_once_are_bounded_per_player_and_per_process(
+    web_stack: WebStack, nats_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One player cannot fill the web edge with games of bots: past its share of bots
+    playing at once it is refused ``too_many_bots``, and past the process's whole share
+    everyone is refused ``unavailable``."""
+    monkeypatch.setattr(web_module, "BOTS_PER_PLAYER", 2)
+    web = next(s for s in web_stack.host.services if isinstance(s, Web))
+    root = web_stack.root
+    alice = await Client.connect(nats_url, f"alice{secrets.token_hex(3)}", subject_root=root)
+    bob = await Client.connect(nats_url, f"bob{secrets.token_hex(3)}", subject_root=root)
+    try:
+        game = await alice.create("take5", seats=4)
+        assert len(await alice.seat_bots(game, 2, "random")) == 2
+        with pytest.raises(CardroomError) as refused:
+            await alice.seat_bots(game, 1, "random")
+        assert refused.value.code == ErrorCode.TOO_MANY_BOTS
+        # a process whose share is spent (here: none at all)
+        monkeypatch.setattr(web, "settings", dataclasses.replace(web.settings, bots=0))
+        other = await bob.create("take5", seats=3)
+        with pytest.raises(CardroomError) as refused:
+            await bob.seat_bots(other, 1, "random")
+        assert refused.value.code == ErrorCode.UNAVAILABLE
+        assert (await bob.table(other))["seats"] == [bob.player]
+    finally:
+        await alice.close()
+        await bob.close()
+
+
+def test_the_bots_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CARDROOM_WEB_BOTS", "7")
+    assert WebSettings.from_env().bots == 7
+    monkeypatch.setenv("CARDROOM_WEB_BOTS", "many")
+    with pytest.raises(ValueError, match="CARDROOM_WEB_BOTS"):
+        WebSettings.from_env()
+    monkeypatch.delenv("CARDROOM_WEB_BOTS")
+    assert WebSettings.from_env().bots == web_module.BOTS_AT_ONCE

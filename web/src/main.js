@@ -20,6 +20,7 @@ const ERROR_WORDS = {
   awaiting_acks: "Another player has not seen the last move yet; try again in a moment.",
   table_full: "That table is full.",
   too_many_tables: "You have many tables waiting for players; start or fill one first.",
+  too_many_bots: "You have many bots playing already; wait for one of their games to end.",
   already_seated: "You already sit at that table.",
   not_seated: "You do not sit at that table.",
   not_creator: "Only the table's creator can start it.",

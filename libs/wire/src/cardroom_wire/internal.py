@@ -85,10 +85,11 @@ class DeadlineHint(_Internal):
 
 
 class SeatBotsAt(_Internal):
-    """gamemaster -> the service that runs bots: seat these bots at ``game`` (the lobby has
-    checked the asker's seat, the table's status and its free seats). Answered
-    ``{"ok": true, "players": [...]}`` with the bots' player ids."""
+    """gamemaster -> the service that runs bots: seat these bots at ``game`` for ``player``
+    (the asker, from its subject; the lobby has checked its seat, the table's status and its
+    free seats). Answered ``{"ok": true, "players": [...]}`` with the bots' player ids."""
 
+    player: Token
     game: Token
     count: int = Field(ge=1, le=MAX_BOTS)
     kind: Token

@@ -38,6 +38,7 @@ class ErrorCode(StrEnum):
     ALREADY_SEATED = "already_seated"
     TABLE_FULL = "table_full"
     TOO_MANY_TABLES = "too_many_tables"  # create: this player's tables waiting for players
+    TOO_MANY_BOTS = "too_many_bots"  # bots: this player's bots playing at once
     NOT_CREATOR = "not_creator"
     NOT_ENOUGH_PLAYERS = "not_enough_players"
     ALREADY_STARTED = "already_started"
@@ -169,8 +170,9 @@ class SeatBots(_Request):
     any guest is, that acts only for its own seat; the service that runs bots (the web edge)
     plays them. Refused ``not_seated`` to a player without a seat there (nobody fills
     another's table), ``already_started`` once it started, ``table_full`` past its free
-    seats, ``bad_request`` for a kind the game lacks, ``unavailable`` where no service runs
-    bots."""
+    seats, ``bad_request`` for a kind the game lacks, ``too_many_bots`` past the bots one
+    player may have playing at once, ``unavailable`` where no service runs bots or it runs
+    as many as it may."""
 
     type: Literal["bots"] = "bots"
     game: Token

@@ -135,7 +135,9 @@ class Lobby:
                 ErrorCode.BAD_REQUEST,
                 f"{table['game_type']} has no bot {req.kind!r}: {', '.join(kinds)}",
             )
-        return await self._seat_bots(SeatBotsAt(game=req.game, count=req.count, kind=req.kind))
+        return await self._seat_bots(
+            SeatBotsAt(player=player, game=req.game, count=req.count, kind=req.kind)
+        )
 
     async def _change(
         self, game: str, player: str, decide: Callable[[Table, TableState], list[Event]]

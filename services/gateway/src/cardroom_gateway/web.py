@@ -48,7 +48,7 @@ from cardroom_engine import NEW_TABLE, Bot, registry
 from cardroom_eventstore import readmodels
 from cardroom_runtime.host import Asker, Service
 from cardroom_runtime.tasks import cancel_and_wait
-from cardroom_wire import Notification, SeatBotsAt, WireError, check_id, ok
+from cardroom_wire import ErrorCode, Notification, SeatBotsAt, WireError, check_id, ok
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
@@ -61,6 +61,11 @@ STATIC = Path(__file__).parent / "static"
 DEFAULT_PORT = 8765
 BOT_GAME_SECONDS = 3600.0
 """A bot leaves a game it is still seated at after this long (an abandoned table)."""
+BOTS_PER_PLAYER = 24
+"""Bots one player may have playing at once (a few full tables): past it ``too_many_bots``,
+so that one player cannot fill this process with games of bots."""
+BOTS_AT_ONCE = 500
+"""Bots this process plays at once (``CARDROOM_WEB_BOTS``): past it ``unavailable``."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class WebSettings:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     nats_ws_url: str | None = None
+    bots: int = BOTS_AT_ONCE
 
     @classmethod
     def from_env(cls) -> WebSettings:
@@ -78,7 +84,11 @@ class WebSettings:
             port = -1
         if not 0 <= port <= 65535:
             raise ValueError(f"CARDROOM_WEB_PORT={raw!r}: expected a port number (0: any free)")
+        bots = os.environ.get("CARDROOM_WEB_BOTS", "").strip()
+        if bots and not bots.isdigit():
+            raise ValueError(f"CARDROOM_WEB_BOTS={bots!r}: expected a whole number")
         return cls(
+            bots=int(bots) if bots else BOTS_AT_ONCE,
             host=os.environ.get("CARDROOM_WEB_HOST", "").strip() or "127.0.0.1",
             port=port,
             nats_ws_url=os.environ.get("CARDROOM_NATS_WS_URL", "").strip() or None,
@@ -174,6 +184,7 @@ class Web(Service):
         self.settings = self.settings_override or WebSettings.from_env()
         self.server: Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._bots_of: dict[str, int] = {}  # player -> its bots seated or being seated
 
     @property
     def port(self) -> int | None:
@@ -318,16 +329,39 @@ class Web(Service):
 
     async def on_seat_bots(self, request: SeatBotsAt, _: Asker) -> dict[str, Any]:
         """The lobby checked a player's ``bots`` request: seat them, answer their ids."""
+        player, count = request.player, request.count
+        if self._bots_of.get(player, 0) + count > BOTS_PER_PLAYER:
+            raise WireError(
+                ErrorCode.TOO_MANY_BOTS,
+                f"you have bots playing at {BOTS_PER_PLAYER} seats; wait for a game to end",
+            )
+        if sum(self._bots_of.values()) + count > self.settings.bots:
+            raise WireError(ErrorCode.UNAVAILABLE, "this cardroom plays all the bots it can now")
         try:
-            players = await self.seat_bots(request.game, request.count, request.kind)
+            players = await self.seat_bots(request.game, count, request.kind, player)
         except CardroomError as exc:
             raise WireError(exc.code, exc.message) from None
         return ok(players=players)
 
-    async def seat_bots(self, game: str, count: int, kind: str) -> list[str]:
-        """Seat ``count`` bots of ``kind`` at ``game`` (each a new player); return their
-        player ids. A bot that cannot join (the seat was taken meanwhile) ends the request
-        with that refusal; those seated before it stay and play."""
+    def _count_bot(self, player: str, change: int) -> None:
+        left = self._bots_of.get(player, 0) + change
+        if left > 0:
+            self._bots_of[player] = left
+        else:
+            self._bots_of.pop(player, None)
+
+    async def seat_bots(self, game: str, count: int, kind: str, player: str) -> list[str]:
+        """Seat ``count`` bots of ``kind`` at ``game`` (each a new player) for ``player``,
+        counted as its bots until their games end; return their player ids. A bot that
+        cannot join (the seat was taken meanwhile) ends the request with that refusal; those
+        seated before it stay and play."""
+        self._count_bot(player, count)  # held while they register, so a burst counts too
+        try:
+            return await self._seat(game, count, kind, player)
+        finally:
+            self._count_bot(player, -count)
+
+    async def _seat(self, game: str, count: int, kind: str, player: str) -> list[str]:
         seated: list[str] = []
         # a bot is a guest, then a player: never with this service's own credentials
         addresses = [urlsplit(server.strip()) for server in self.rt.nats_url.split(",")]
@@ -345,8 +379,10 @@ class Web(Service):
                 await client.close()
                 raise
             task = asyncio.create_task(bot.play(), name=f"web-bot-{client.player}")
+            self._count_bot(player, 1)  # until its game ends
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(lambda _: self._count_bot(player, -1))
             seated.append(client.player)
         return seated
 
