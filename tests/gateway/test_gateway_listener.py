@@ -9,6 +9,8 @@ from typing import Any, cast
 
 import pytest
 from cardroom_gateway import Gateway, GatewaySettings
+from cardroom_gateway.settings import GatewaySettingsError
+from cardroom_natsauth import GuestAdmission
 from cardroom_runtime.host import Runtime
 from cardroom_wire import Subjects
 from seed_client import ConnectionClosed, SeedClient
@@ -121,3 +123,47 @@ async def test_a_connection_that_never_registers_is_closed() -> None:
         waiting.abort()
     finally:
         await gateway.stop()
+
+
+async def test_an_address_opens_its_burst_of_connections_then_waits() -> None:
+    """Each connection is a new player: past its burst, an address (here 127.0.0.1, trusted
+    by default, so trusted no more) is told when to come back and closed, while the ones it
+    holds are untouched; later its bucket has refilled (on the test's clock)."""
+    gateway = _gateway(port=0, players=2, new_burst=2, new_rate=6, trusted=())
+    now = [0.0]
+    gateway.admission = GuestAdmission(rate=6, burst=2, trusted=(), clock=lambda: now[0])
+    await gateway.start()
+    assert gateway.port is not None
+    held = []
+    try:
+        for _ in range(2):
+            held.append(await SeedClient.connect("127.0.0.1", gateway.port))
+        extra = await SeedClient.connect("127.0.0.1", gateway.port)
+        refusal = (await extra.recv(5))["data"]
+        assert refusal["code"] == "too_many_new_connections"
+        assert "try again in 10 s" in refusal["message"]
+        with pytest.raises(ConnectionClosed):
+            await extra.recv(5)
+        await held[0].send({"type": "choose_response", "data": "A"})
+        assert (await held[0].recv(5))["data"]["code"] == "not_registered"
+        now[0] += 10
+        held.append(await SeedClient.connect("127.0.0.1", gateway.port))
+        await held[-1].send({"type": "choose_response", "data": "A"})
+        assert (await held[-1].recv(5))["data"]["code"] == "not_registered"
+    finally:
+        for client in held:
+            client.abort()
+        await gateway.stop()
+
+
+def test_the_settings_build_the_admission_and_refuse_a_bad_network() -> None:
+    settings = GatewaySettings.from_env(
+        {"CARDROOM_GATEWAY_NEW_BURST": "5", "CARDROOM_GATEWAY_TRUSTED": "10.0.0.0/8"}
+    )
+    admission = settings.admission()
+    assert [admission.admit("203.0.113.1") for _ in range(5)] == [0.0] * 5
+    assert admission.admit("203.0.113.1") > 0
+    assert admission.admit("10.9.9.9") == 0.0
+    assert GatewaySettings.from_env({"CARDROOM_GATEWAY_TRUSTED": ""}).trusted == ()
+    with pytest.raises(GatewaySettingsError, match="CARDROOM_GATEWAY_TRUSTED"):
+        GatewaySettings.from_env({"CARDROOM_GATEWAY_TRUSTED": "nonsense"})

@@ -15,6 +15,9 @@ from, and those carry every browser guest behind them: limiting one address woul
 all of them at once. A deployment that exposes NATS directly gets the limit for every
 public address; one behind a proxy must limit new connections at the proxy.
 
+The take5 TCP gateway, where every connection is a new player, admits its connections by
+the same buckets (``CARDROOM_GATEWAY_NEW_*``).
+
 Each auth service keeps its own buckets, so with ``n`` replicas one address may bring up to
 ``n`` times the limit. The buckets are bounded (:data:`MAX_ADDRESSES`): past that many
 addresses, the ones unseen longest are forgotten, and a forgotten address starts full.

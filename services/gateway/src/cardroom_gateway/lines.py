@@ -65,6 +65,9 @@ class LineErrorCode(StrEnum):
     """The table could not be set up; the connection is closed."""
     TOO_MANY_CONNECTIONS = "too_many_connections"
     """The gateway holds its maximum of connections; this one is closed at once."""
+    TOO_MANY_NEW_CONNECTIONS = "too_many_new_connections"
+    """Your address opened more connections (each a new player) than the gateway takes from
+    one address in a while; this one is closed at once. The message says when to try again."""
     REGISTER_TIMEOUT = "register_timeout"
     """No ``register_request`` within the registration timeout; the connection is closed."""
 

@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import math
 import secrets
 from typing import Any, ClassVar
 
@@ -241,6 +242,7 @@ class Gateway(Service):
         super().__init__(*args, **kwargs)
         self.settings = self.settings_override or GatewaySettings.from_env()
         take5 = self.settings.take5_config()  # refuses a bad configuration at start
+        self.admission = self.settings.admission()
         bulls = take5.bull_values()
         self.deck = frozenset((face, bulls[face]) for face in range(1, take5.deck_size + 1))
         """Every card of this gateway's tables, as (face, bull)."""
@@ -318,6 +320,18 @@ class Gateway(Service):
                 error_line(
                     LineErrorCode.TOO_MANY_CONNECTIONS,
                     f"the gateway holds {self.settings.max_connections} connections already",
+                )
+            )
+            await conn.close()
+            return
+        peer = writer.get_extra_info("peername")
+        wait = self.admission.admit(str(peer[0]) if isinstance(peer, tuple) else "")
+        if wait > 0:
+            # each connection is a new player: a script must not mint them without bound
+            await conn.send_quietly(
+                error_line(
+                    LineErrorCode.TOO_MANY_NEW_CONNECTIONS,
+                    f"too many new connections from your address; try again in {math.ceil(wait)} s",
                 )
             )
             await conn.close()

@@ -20,6 +20,12 @@
     At most this many connections at once (default 1000; one more is told
     ``too_many_connections`` and closed), and the seconds a connection has to send
     ``register_request`` before it is told ``register_timeout`` and closed (default 60).
+``CARDROOM_GATEWAY_NEW_BURST`` / ``CARDROOM_GATEWAY_NEW_RATE`` / ``CARDROOM_GATEWAY_TRUSTED``
+    Every connection is a new player, so one address may open this many at once (default 30),
+    then this many a minute (default 30); one more is told ``too_many_new_connections`` and
+    closed. Addresses in the trusted networks (comma-separated; default loopback and the
+    private ranges, as the auth service's guests: ``cardroom_natsauth.admission``) are not
+    limited; set it empty to trust none.
 ``CARDROOM_GATEWAY_CONFIG``
     A JSON object of take5 options for every table (``turn_count``, ``stack_size``,
     ``win_score``, ``deck_size``, ``bull_range``, ``bulls``); default: the take5 defaults.
@@ -40,6 +46,13 @@ from cardroom_engine.table import (
     TURN_TIMEOUT_MIN,
 )
 from cardroom_games.take5 import Take5Config
+from cardroom_natsauth.admission import (
+    DEFAULT_GUEST_BURST,
+    DEFAULT_GUEST_RATE,
+    DEFAULT_TRUSTED,
+    GuestAdmission,
+    networks,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 ENV_PREFIX = "CARDROOM_GATEWAY_"
@@ -66,6 +79,19 @@ class GatewaySettings(BaseModel):
     write_timeout: float = Field(30.0, gt=0, le=86_400)
     max_connections: int = Field(1000, ge=1, le=1_000_000)
     register_timeout: float = Field(60.0, gt=0, le=86_400)
+    new_burst: int = Field(DEFAULT_GUEST_BURST, ge=1, le=1_000_000)
+    new_rate: float = Field(DEFAULT_GUEST_RATE, gt=0, le=1_000_000)
+    trusted: tuple[str, ...] = DEFAULT_TRUSTED
+
+    @field_validator("trusted")
+    @classmethod
+    def _networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        networks(value)  # refuses what is not a network
+        return value
+
+    def admission(self) -> GuestAdmission:
+        """The buckets of new connections per address (a new connection is a new player)."""
+        return GuestAdmission(rate=self.new_rate, burst=self.new_burst, trusted=self.trusted)
 
     @field_validator("turn_timeout", "ack_timeout", "write_timeout", "register_timeout")
     @classmethod
@@ -104,10 +130,14 @@ class GatewaySettings(BaseModel):
         env = os.environ if environ is None else environ
         raw: dict[str, Any] = {}
         fields = ("host", "port", "players", "turn_timeout", "ack_timeout", "line_limit")
-        for field in (*fields, "write_timeout", "max_connections", "register_timeout"):
+        more = ("write_timeout", "max_connections", "register_timeout", "new_burst", "new_rate")
+        for field in (*fields, *more):
             value = env.get(ENV_PREFIX + field.upper(), "").strip()
             if value:
                 raw[field] = value
+        trusted = env.get(ENV_PREFIX + "TRUSTED")
+        if trusted is not None:  # set but empty: no network is trusted
+            raw["trusted"] = tuple(t.strip() for t in trusted.split(",") if t.strip())
         game = env.get(ENV_PREFIX + "CONFIG", "").strip()
         if game:
             try:
