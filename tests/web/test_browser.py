@@ -13,6 +13,7 @@ import json
 import random
 from typing import Any
 
+from cardroom_engine import registry
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 from support.browser import People, Person
@@ -32,6 +33,10 @@ async def create_table(
 ) -> str:
     page = person.page
     await page.select_option("#game-type", game_type)
+    # the bot kinds offered are the game's own, the heuristic chosen first
+    kinds = await page.locator("#bot-kind option").evaluate_all("os => os.map(o => o.value)")
+    assert kinds == sorted(registry.get(game_type).bots)
+    assert await page.locator("#bot-kind").input_value() == "heuristic"
     await page.fill("#seats", str(seats))
     await page.fill("#bots", str(bots))
     if options:
