@@ -181,8 +181,9 @@ class Lobby {
       seats.max = game.max_players;
       seats.value = Math.min(Math.max(Number(seats.value), game.min_players), game.max_players);
       bots.max = game.max_players - 1;
-      // the kinds are the game's own (a game that adds one needs no change here)
-      const chosen = game.bots.includes(kind.value) ? kind.value : game.bots.includes("heuristic") ? "heuristic" : game.bots[0];
+      // the kinds are the game's own (a game that adds one needs no change here); each game
+      // starts at its heuristic bot, whatever the game shown before offered
+      const chosen = game.bots.includes("heuristic") ? "heuristic" : game.bots[0];
       kind.replaceChildren(...game.bots.map((k) => el("option", { value: k, selected: k === chosen }, `${k} bots`)));
       fields.clear();
       options.replaceChildren(
