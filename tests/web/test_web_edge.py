@@ -159,3 +159,35 @@ def test_the_bots_setting(monkeypatch: pytest.MonkeyPatch) -> None:
         WebSettings.from_env()
     monkeypatch.delenv("CARDROOM_WEB_BOTS")
     assert WebSettings.from_env().bots == web_module.BOTS_AT_ONCE
+
+
+async def test_a_burst_of_bots_requests_makes_no_more_bots_than_the_free_seats(
+    web_stack: WebStack, nats_url: str
+) -> None:
+    """Each bot is a new player, made before it joins: requests sent at once by the two
+    players at a table with one free seat seat one bot, and the others are refused by the
+    lobby before any bot is made for them (in the lobby's words, not a failed join's)."""
+    root = web_stack.root
+    alice = await Client.connect(nats_url, f"alice{secrets.token_hex(3)}", subject_root=root)
+    bob = await Client.connect(nats_url, f"bob{secrets.token_hex(3)}", subject_root=root)
+    try:
+        game = await alice.create("take5", seats=3)
+        await bob.join(game)
+        results = await asyncio.gather(
+            *(who.seat_bots(game, 1, "random") for who in (alice, bob) * 3),
+            return_exceptions=True,
+        )
+        seated = [r for r in results if isinstance(r, list)]
+        refused = [r for r in results if isinstance(r, CardroomError)]
+        assert len(seated) == 1, results
+        assert len(refused) == 5, results
+        for refusal in refused:
+            assert refusal.message in LOBBY_REFUSALS, refusal
+        assert (await alice.table(game))["seats"] == [alice.player, bob.player, *seated[0]]
+    finally:
+        await alice.close()
+        await bob.close()
+
+
+# what the lobby answers before it asks for any bot (a failed join says otherwise)
+LOBBY_REFUSALS = {"the table has 0 free seat(s)", "the table has started"}

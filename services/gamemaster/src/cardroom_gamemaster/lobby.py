@@ -74,6 +74,9 @@ class Lobby:
         self._credentials = credentials  # (read on first use: the secret is asked for then)
         self.rng = rng
         self._seat_bots = seat_bots
+        # game -> bots asked for and not yet answered, here: each bot is a new player, made
+        # before it joins, so requests at once must not ask for more than the free seats
+        self._bots_pending: dict[str, int] = {}
         self.open_tables = open_tables_limit()
 
     async def create(self, player: str, req: CreateTable) -> dict[str, Any]:
@@ -119,25 +122,36 @@ class Lobby:
 
     async def bots(self, player: str, req: SeatBots) -> dict[str, Any]:
         """Seat bots at a table the asker sits at, while it waits for players and has the
-        seats (checked on the table as the store has it; a seat taken meanwhile refuses the
-        bots that no longer fit, ``table_full``, and keeps those seated before)."""
+        seats: those the store shows free, less the bots this process is seating there now
+        (a seat taken meanwhile by a player refuses the bots that no longer fit,
+        ``table_full``, and keeps those seated before). A burst of requests therefore makes
+        no more bots than the free seats, per gamemaster process."""
         table = await self.summary(req.game)
         if player not in table["seats"]:
             raise WireError(ErrorCode.NOT_SEATED, "only a player at the table may seat bots")
         if table["status"] != "lobby":
             raise WireError(ErrorCode.ALREADY_STARTED, "the table has started")
-        free = int(table["max_seats"]) - len(table["seats"])
-        if req.count > free:
-            raise WireError(ErrorCode.TABLE_FULL, f"the table has {free} free seat(s)")
         kinds = sorted(registry.get(str(table["game_type"])).bots)
         if req.kind not in kinds:
             raise WireError(
                 ErrorCode.BAD_REQUEST,
                 f"{table['game_type']} has no bot {req.kind!r}: {', '.join(kinds)}",
             )
-        return await self._seat_bots(
-            SeatBotsAt(player=player, game=req.game, count=req.count, kind=req.kind)
-        )
+        pending = self._bots_pending.get(req.game, 0)
+        free = int(table["max_seats"]) - len(table["seats"]) - pending
+        if req.count > free:
+            raise WireError(ErrorCode.TABLE_FULL, f"the table has {max(free, 0)} free seat(s)")
+        self._bots_pending[req.game] = pending + req.count
+        try:
+            return await self._seat_bots(
+                SeatBotsAt(player=player, game=req.game, count=req.count, kind=req.kind)
+            )
+        finally:
+            left = self._bots_pending[req.game] - req.count
+            if left:
+                self._bots_pending[req.game] = left
+            else:
+                del self._bots_pending[req.game]
 
     async def _change(
         self, game: str, player: str, decide: Callable[[Table, TableState], list[Event]]
