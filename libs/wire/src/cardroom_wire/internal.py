@@ -91,6 +91,7 @@ class SeatBotsAt(_Internal):
 
     player: Token
     game: Token
+    game_type: Token
     count: int = Field(ge=1, le=MAX_BOTS)
     kind: Token
 

@@ -131,11 +131,11 @@ class Lobby:
             raise WireError(ErrorCode.NOT_SEATED, "only a player at the table may seat bots")
         if table["status"] != "lobby":
             raise WireError(ErrorCode.ALREADY_STARTED, "the table has started")
-        kinds = sorted(registry.get(str(table["game_type"])).bots)
+        game_type = str(table["game_type"])
+        kinds = sorted(registry.get(game_type).bots)
         if req.kind not in kinds:
             raise WireError(
-                ErrorCode.BAD_REQUEST,
-                f"{table['game_type']} has no bot {req.kind!r}: {', '.join(kinds)}",
+                ErrorCode.BAD_REQUEST, f"{game_type} has no bot {req.kind!r}: {', '.join(kinds)}"
             )
         pending = self._bots_pending.get(req.game, 0)
         free = int(table["max_seats"]) - len(table["seats"]) - pending
@@ -144,7 +144,13 @@ class Lobby:
         self._bots_pending[req.game] = pending + req.count
         try:
             return await self._seat_bots(
-                SeatBotsAt(player=player, game=req.game, count=req.count, kind=req.kind)
+                SeatBotsAt(
+                    player=player,
+                    game=req.game,
+                    game_type=game_type,
+                    count=req.count,
+                    kind=req.kind,
+                )
             )
         finally:
             left = self._bots_pending[req.game] - req.count

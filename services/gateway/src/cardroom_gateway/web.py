@@ -338,7 +338,7 @@ class Web(Service):
         if sum(self._bots_of.values()) + count > self.settings.bots:
             raise WireError(ErrorCode.UNAVAILABLE, "this cardroom plays all the bots it can now")
         try:
-            players = await self.seat_bots(request.game, count, request.kind, player)
+            players = await self.seat_bots(request)
         except CardroomError as exc:
             raise WireError(exc.code, exc.message) from None
         return ok(players=players)
@@ -350,40 +350,36 @@ class Web(Service):
         else:
             self._bots_of.pop(player, None)
 
-    async def seat_bots(self, game: str, count: int, kind: str, player: str) -> list[str]:
-        """Seat ``count`` bots of ``kind`` at ``game`` (each a new player) for ``player``,
-        counted as its bots until their games end; return their player ids. A bot that
-        cannot join (the seat was taken meanwhile) ends the request with that refusal; those
-        seated before it stay and play."""
-        self._count_bot(player, count)  # held while they register, so a burst counts too
-        try:
-            return await self._seat(game, count, kind, player)
-        finally:
-            self._count_bot(player, -count)
-
-    async def _seat(self, game: str, count: int, kind: str, player: str) -> list[str]:
-        seated: list[str] = []
+    async def seat_bots(self, request: SeatBotsAt) -> list[str]:
+        """Seat the request's bots (each a new player), counted as its asker's bots until
+        their games end; return their player ids. A bot that cannot join (the seat was taken
+        meanwhile) ends the request with that refusal; those seated before it stay and play."""
+        game, player = request.game, request.player
+        factory = registry.get(request.game_type).bots.get(request.kind)
+        if factory is None:  # (the lobby checked it: a game type this process lacks)
+            raise CardroomError("bad_request", f"no bot {request.kind!r} in this game")
         # a bot is a guest, then a player: never with this service's own credentials
         addresses = [urlsplit(server.strip()) for server in self.rt.nats_url.split(",")]
         bare = [f"{a.scheme}://{a.hostname}:{a.port or 4222}" for a in addresses]
-        for _ in range(count):
-            client = await Client.register(bare, subject_root=self.subjects.root)
-            try:
-                summary = await client.table(game)
-                factory = registry.get(str(summary["game_type"])).bots.get(kind)
-                if factory is None:
-                    raise CardroomError("bad_request", f"no bot {kind!r} in this game")
-                bot = _Bot(client, factory(client.player), game)
-                await client.join(game, key=bot.key)
-            except BaseException:
-                await client.close()
-                raise
-            task = asyncio.create_task(bot.play(), name=f"web-bot-{client.player}")
-            self._count_bot(player, 1)  # until its game ends
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-            task.add_done_callback(lambda _: self._count_bot(player, -1))
-            seated.append(client.player)
+        seated: list[str] = []
+        self._count_bot(player, request.count)  # held while they register: a burst counts
+        try:
+            for _ in range(request.count):
+                client = await Client.register(bare, subject_root=self.subjects.root)
+                try:
+                    bot = _Bot(client, factory(client.player), game)
+                    await client.join(game, key=bot.key)
+                except BaseException:
+                    await client.close()
+                    raise
+                task = asyncio.create_task(bot.play(), name=f"web-bot-{client.player}")
+                self._count_bot(player, 1)  # until its game ends
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+                task.add_done_callback(lambda _: self._count_bot(player, -1))
+                seated.append(client.player)
+        finally:
+            self._count_bot(player, -request.count)
         return seated
 
 
