@@ -141,12 +141,12 @@ async def _serve_auth() -> None:
         DEFAULT_FLOOD_LIMIT,
         DEFAULT_GUEST_BURST,
         DEFAULT_GUEST_RATE,
-        DEFAULT_TRUSTED,
         AuthCalloutResponder,
         Bans,
         FloodGuard,
         GuestAdmission,
     )
+    from cardroom_natsauth.admission import trusted_setting
     from cardroom_runtime.nats import connect
     from cardroom_runtime.settings import Settings
     from cardroom_runtime.tasks import cancel_and_wait
@@ -164,13 +164,11 @@ async def _serve_auth() -> None:
     interval = _env_number("CARDROOM_FLOOD_INTERVAL", DEFAULT_FLOOD_INTERVAL)
     ban = _env_number("CARDROOM_FLOOD_BAN", DEFAULT_FLOOD_BAN)
     bans = Bans()
-    # set but empty: no network is trusted
-    trusted = os.environ.get("CARDROOM_GUEST_TRUSTED")
     try:
         admission = GuestAdmission(
             rate=_env_number("CARDROOM_GUEST_RATE", DEFAULT_GUEST_RATE),
             burst=int(_env_number("CARDROOM_GUEST_BURST", DEFAULT_GUEST_BURST)),
-            trusted=DEFAULT_TRUSTED if trusted is None else trusted.split(","),
+            trusted=trusted_setting(os.environ.get("CARDROOM_GUEST_TRUSTED")),
         )
     except ValueError as exc:
         console.print(f"[red]CARDROOM_GUEST_TRUSTED or CARDROOM_GUEST_BURST: {exc}[/]")

@@ -48,6 +48,14 @@ MAX_ADDRESSES: Final = 100_000
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+def trusted_setting(raw: str | None) -> tuple[str, ...]:
+    """The trusted networks a setting names: comma-separated; unset, the defaults; set but
+    empty, none."""
+    if raw is None:
+        return DEFAULT_TRUSTED
+    return tuple(text.strip() for text in raw.split(",") if text.strip())
+
+
 def networks(texts: Iterable[str]) -> tuple[Network, ...]:
     """Networks from their texts (``10.0.0.0/8``, ``2001:db8::/32``, or one address)."""
     return tuple(ipaddress.ip_network(text.strip(), strict=False) for text in texts if text.strip())
@@ -117,4 +125,5 @@ __all__ = [
     "MAX_ADDRESSES",
     "GuestAdmission",
     "networks",
+    "trusted_setting",
 ]

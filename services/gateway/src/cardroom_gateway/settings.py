@@ -52,6 +52,7 @@ from cardroom_natsauth.admission import (
     DEFAULT_TRUSTED,
     GuestAdmission,
     networks,
+    trusted_setting,
 )
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -135,9 +136,7 @@ class GatewaySettings(BaseModel):
             value = env.get(ENV_PREFIX + field.upper(), "").strip()
             if value:
                 raw[field] = value
-        trusted = env.get(ENV_PREFIX + "TRUSTED")
-        if trusted is not None:  # set but empty: no network is trusted
-            raw["trusted"] = tuple(t.strip() for t in trusted.split(",") if t.strip())
+        raw["trusted"] = trusted_setting(env.get(ENV_PREFIX + "TRUSTED"))
         game = env.get(ENV_PREFIX + "CONFIG", "").strip()
         if game:
             try:
