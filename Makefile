@@ -29,6 +29,9 @@ help: ## List the targets (this text)
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
 		| awk 'BEGIN {FS = ":.*## "}; {printf "  make %-14s %s\n", $$1, $$2}'
 
+# Bytecode is compiled at install, as the image does (deploy/Dockerfile): where Python may not
+# write it (PYTHONDONTWRITEBYTECODE, a read-only tree) every process would compile every module
+# it imports at each start, which takes a service 2-3 s to start instead of about 1 s.
 install: ## Install uv if missing, then the locked dependencies into .venv
 	@if ! command -v $(UV) >/dev/null 2>&1; then \
 		echo "uv not found: installing it with pip"; \
@@ -39,7 +42,8 @@ install: ## Install uv if missing, then the locked dependencies into .venv
 		hash -r; \
 		command -v $(UV) >/dev/null 2>&1 || { echo "uv installed but not on PATH ($$PATH)" >&2; exit 1; }; \
 	fi
-	$(UV) sync --frozen
+	$(UV) sync --frozen --compile-bytecode
+	@$(UV_RUN) python -m compileall -q -j 0 libs services src >/dev/null
 
 # The browser client: npm packages pinned by web/package-lock.json, bundled by esbuild; rebuilt
 # only when a source changed (a second or less), so run and test can always ask for it.
