@@ -11,7 +11,7 @@ from typing import Annotated, Any, cast
 import orjson
 import pytest
 from cardroom_eventstore import EventStore
-from cardroom_runtime.host import Asker, Runtime, Service
+from cardroom_runtime.host import Asker, Runtime, Service, Unanswered
 from cardroom_wire import MAX_MESSAGE_BYTES, Ack, AckReply, Back, GetTable, ListTables, Subjects, ok
 from faststream.nats import NatsBroker, TestNatsBroker
 from pydantic import Field, RootModel
@@ -162,3 +162,37 @@ async def test_a_listener_hears_only_what_parses(both: Both) -> None:
     await both.tell("back", S.back, b'{"game": "g1", "player": "bob"}')
     heard = [(Back(game="g1", player="bob"), Asker(S.back))]
     assert both.direct.backs == both.faststream.backs == heard
+
+
+class AckBody:
+    """Any model with ``body()`` may be sent (the services send ``cardroom_wire.internal``'s)."""
+
+    def body(self) -> dict[str, Any]:
+        return {"type": "ack", "version": 5}
+
+
+async def test_services_send_each_other_typed_messages_with_tell_and_ask(both: Both) -> None:
+    """``Runtime.tell`` publishes a wire model to a typed listener; ``Runtime.ask`` returns the
+    JSON object a typed handler answers, and raises ``Unanswered`` when nobody serves the
+    subject."""
+    rt = both.faststream.rt
+    await rt.tell(S.back, Back(game="g1", player="bob"))
+    assert [back for back, _ in both.faststream.backs] == [Back(game="g1", player="bob")]
+    answer = await rt.ask(S.ack("g1", "alice"), AckBody(), 1.0)
+    assert answer == {"ok": True, "version": 5}
+    with pytest.raises(Unanswered, match="no service answers it") as caught:
+        await rt.ask(S.timeout, Back(game="g1", player="bob"), 1.0)
+    assert caught.value.nobody
+
+
+async def test_ask_refuses_an_answer_that_is_not_an_object() -> None:
+    rt = Runtime(S, NatsBroker(), cast(EventStore, None), "nats://unused", "")
+
+    @rt.broker.subscriber(S.reconcile)
+    async def a_list(body: Any) -> list[int]:
+        return [1]
+
+    async with TestNatsBroker(rt.broker):
+        with pytest.raises(Unanswered, match="not a JSON object") as caught:
+            await rt.ask(S.reconcile, Back(game="g1", player="bob"), 1.0)
+        assert not caught.value.nobody

@@ -44,7 +44,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from cardroom_wire import Release, dumps
+from cardroom_wire import Release
 
 from . import tracing
 from .metrics import Counter, Histogram, Metrics
@@ -136,11 +136,11 @@ class Releases:
     async def send(self, game: str, version: int, *, is_open: bool = False) -> None:
         """Tell a gamemaster to follow up a released gate (published: whether one handled
         it is in the store, and the sweep sends every unhandled release again)."""
-        body = dumps(Release(game=game, version=version, open=True if is_open else None).body())
-        connection = self.rt.broker.connection
+        release = Release(game=game, version=version, open=True if is_open else None)
+        subject = self.rt.subjects.release
         try:
             if not tracing.enabled():
-                await connection.publish(self.rt.subjects.release, body)
+                await self.rt.tell(subject, release)
                 return
             # the last ack's trace goes on to the follow-up (a resent release starts its own)
             with tracing.span(
@@ -148,7 +148,7 @@ class Releases:
                 {"cardroom.game": game, "cardroom.version": version},
                 kind=tracing.SpanKind.PRODUCER,
             ):
-                await connection.publish(self.rt.subjects.release, body, headers=tracing.headers())
+                await self.rt.tell(subject, release, headers=tracing.headers())
         except Exception as exc:  # NATS away: the sweep sends it again
             log.warning("release %s@%s not sent: %s", game, version, exc)
 

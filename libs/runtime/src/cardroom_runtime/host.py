@@ -25,7 +25,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
 from cardroom_client import natsfix
 from cardroom_eventstore import EventStore
@@ -41,7 +41,9 @@ from cardroom_wire import (
     parse,
 )
 from faststream import BaseMiddleware
+from faststream.exceptions import SubscriberNotFound
 from faststream.nats import NatsBroker, NatsMessage
+from nats.errors import NoRespondersError
 from pydantic import BaseModel
 
 from . import tracing
@@ -292,6 +294,54 @@ class Runtime:
     def __post_init__(self) -> None:
         if self.shards is None:
             self.shards = Shards([self.store])
+
+    # -- messages between the services (``cardroom_wire.internal``) -------------------------
+    # One idiom for both directions: a service receives them with Service.serve/listen and
+    # sends them with these, always as the wire's typed models.
+
+    async def tell(
+        self, subject: str, message: Internal, headers: dict[str, str] | None = None
+    ) -> None:
+        """Publish ``message`` (no reply). In a running host on the bare connection: a
+        release and a player's return follow acks, on the players' path; otherwise through
+        FastStream (its test broker)."""
+        body = dumps(message.body())
+        if self.direct:
+            await self.broker.connection.publish(subject, body, headers=headers)
+        else:
+            await self.broker.publish(body, subject, headers=headers)
+
+    async def ask(self, subject: str, message: Internal, timeout: float) -> dict[str, Any]:
+        """Send ``message`` and return the JSON object answered (FastStream's request: these
+        are off the players' hot path). :class:`Unanswered` when nobody answers, in time or
+        at all, or the answer is not an object."""
+        try:
+            reply = await self.broker.request(dumps(message.body()), subject, timeout=timeout)
+        except (NoRespondersError, SubscriberNotFound):
+            raise Unanswered(subject, "no service answers it", nobody=True) from None
+        except TimeoutError:
+            raise Unanswered(subject, f"no answer within {timeout:g} s") from None
+        answer = decode_json(reply.body)
+        if not isinstance(answer, dict):
+            raise Unanswered(subject, "the answer is not a JSON object")
+        return answer
+
+
+class Internal(Protocol):
+    """A message between the services (``cardroom_wire.internal``): what :meth:`Runtime.tell`
+    and :meth:`Runtime.ask` send."""
+
+    def body(self) -> dict[str, Any]: ...
+
+
+class Unanswered(Exception):
+    """A request of :meth:`Runtime.ask` got no usable answer (``reason`` says why;
+    ``nobody``: no service serves the subject at all)."""
+
+    def __init__(self, subject: str, reason: str, *, nobody: bool = False) -> None:
+        super().__init__(f"{subject}: {reason}")
+        self.reason = reason
+        self.nobody = nobody
 
 
 class Service:

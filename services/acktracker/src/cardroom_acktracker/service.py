@@ -163,8 +163,7 @@ class AckTracker(Service):
             )
         if result.away:  # an away player acknowledges: they are back
             try:
-                back = Back(game=game, player=player)
-                await self.rt.broker.connection.publish(self.subjects.back, dumps(back))
+                await self.rt.tell(self.subjects.back, Back(game=game, player=player))
             except Exception:  # their next sync or command marks them back
                 log.debug("back of %s in %s not sent", player, game, exc_info=True)
         self._acked.labels("accepted").inc()

@@ -43,7 +43,7 @@ from typing import Any
 
 from cardroom_runtime import logs, tracing
 from cardroom_runtime.gate import Follower
-from cardroom_runtime.host import Asker, Service
+from cardroom_runtime.host import Asker, Service, Unanswered
 from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import (
     Back,
@@ -67,11 +67,8 @@ from cardroom_wire import (
     SyncRequest,
     Timeout,
     WireError,
-    decode_json,
-    dumps,
     ok,
 )
-from nats.errors import NoRespondersError
 from pydantic import BaseModel
 
 from .commands import Commands
@@ -263,20 +260,13 @@ class Gamemaster(Service):
     async def _seat_bots(self, request: SeatBotsAt) -> dict[str, Any]:
         """Ask the service that runs bots to seat them; its answer, as it is."""
         try:
-            reply = await self.rt.broker.connection.request(
-                self.subjects.bots, dumps(request.body()), timeout=BOTS_TIMEOUT
-            )
-        except NoRespondersError:
-            raise WireError(ErrorCode.UNAVAILABLE, "no service here runs bots") from None
-        except TimeoutError:
-            raise WireError(ErrorCode.UNAVAILABLE, "the bots were not seated in time") from None
-        answer = decode_json(reply.data)
-        if not isinstance(answer, dict):
-            raise WireError(ErrorCode.INTERNAL, "the bots' service answered out of shape")
-        return answer
+            return await self.rt.ask(self.subjects.bots, request, BOTS_TIMEOUT)
+        except Unanswered as exc:
+            why = "no service here runs bots" if exc.nobody else f"not seated: {exc.reason}"
+            raise WireError(ErrorCode.UNAVAILABLE, why) from None
 
     async def _hint(self, hint: DeadlineHint) -> None:
-        await self.rt.broker.publish(dumps(hint), self.subjects.deadline_hint)
+        await self.rt.tell(self.subjects.deadline_hint, hint)
 
     # -- presence --------------------------------------------------------------------------------
     async def on_presence(self, _: SyncRequest, asker: Asker) -> None:
@@ -293,7 +283,7 @@ class Gamemaster(Service):
         # notifications it appended and never published (the acktracker sends those again)
         self._catching_up = asyncio.create_task(self._follow_unhandled(), name="release-catch-up")
         try:
-            await self.rt.broker.connection.publish(self.subjects.resend, dumps(Resend().body()))
+            await self.rt.tell(self.subjects.resend, Resend())
         except Exception:  # the acktracker's sweep sends them once they are overdue
             log.warning("resend not asked for at start", exc_info=True)
 

@@ -29,7 +29,6 @@ Its clock is injectable (:class:`~cardroom_timers.clock.ManualClock` in tests).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 from datetime import datetime, timedelta
@@ -38,7 +37,7 @@ from typing import Any, ClassVar
 from cardroom_eventstore.deadlines import RECOVER_GRACE, Due
 from cardroom_runtime.host import Asker, Service
 from cardroom_runtime.tasks import cancel_and_wait
-from cardroom_wire import DeadlineHint
+from cardroom_wire import DeadlineHint, Reconcile, Timeout
 
 from .clock import Clock, SystemClock
 
@@ -155,12 +154,11 @@ class Timers(Service):
     async def _send(self, due: Due) -> None:
         async with self._limit:
             try:
-                reply = await self.rt.broker.request(
-                    json.dumps({"game": due.game, "version": due.version, "key": due.key}).encode(),
+                answer = await self.rt.ask(
                     self.subjects.timeout,
-                    timeout=self.request_timeout,
+                    Timeout(game=due.game, version=due.version, key=due.key),
+                    self.request_timeout,
                 )
-                answer = json.loads(reply.body)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # no gamemaster now: the lease runs out, it goes again
@@ -231,16 +229,14 @@ class Timers(Service):
     async def _reconcile(self, game: str) -> None:
         async with self._limit:
             try:
-                reply = await self.rt.broker.request(
-                    json.dumps({"game": game}).encode(),
-                    self.subjects.reconcile,
-                    timeout=self.request_timeout,
+                answer = await self.rt.ask(
+                    self.subjects.reconcile, Reconcile(game=game), self.request_timeout
                 )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 log.warning("reconcile of %s not delivered: %s", game, exc)
                 return
-            if json.loads(reply.body).get("ok"):
+            if answer.get("ok"):
                 self.reconciled += 1
                 log.info("reconciled %s", game)
