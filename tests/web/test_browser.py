@@ -172,12 +172,28 @@ async def alone_with_bots(
     return alice
 
 
-async def test_sixtysix_second_generation_with_a_bot(people: People) -> None:
-    alice = await alone_with_bots(
-        people, "sixtysix", seats=2, options={"protocol": "v2"}, shots="sixtysix-v2"
-    )
+async def test_sixtysix_second_generation_with_a_bot_added_at_the_table(people: People) -> None:
+    alice = await people()
+    await alice.sign_in("Alice")
+    await create_table(alice, "sixtysix", seats=2, bots=0, options={"protocol": "v2"})
+    # the table page offers the game's own bot kinds beside "Add a bot", its heuristic first;
+    # the kind chosen survives the board's redrawing and is the one seated
+    board = alice.page.locator(".lobby-board")
+    await board.locator(".add-bot-kind").wait_for()
+    kinds = await board.locator(".add-bot-kind option").evaluate_all("os => os.map(o => o.value)")
+    assert kinds == sorted(registry.get("sixtysix").bots)
+    assert await board.locator(".add-bot-kind").input_value() == "heuristic"
+    await board.locator(".add-bot-kind").select_option("random")
+    await board.locator("button.add-bot").click()
+    await play(alice, moves=2)
     status = await alice.page.locator(".sixtysix .status").inner_text()
     assert "second protocol generation" in status
+    await alice.shot("sixtysix-v2-table")
+    await play(alice)
+    places = await ranking(alice.page)
+    assert ranked(places) == 2, places
+    assert any("(random)" in place for place in places), places
+    await alice.shot("sixtysix-v2-over")
 
 
 async def test_sixtysix_first_generation_two_people_one_closes_the_tab(people: People) -> None:

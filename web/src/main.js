@@ -61,10 +61,10 @@ function botNames() {
   }
 }
 
-function rememberBots(players) {
+function rememberBots(players, kind) {
   const names = botNames();
   let n = Object.keys(names).length;
-  for (const p of players) names[p] = `Bot ${++n}`;
+  for (const p of players) names[p] = `Bot ${++n} (${kind})`;
   localStorage.setItem(`cardroom.bots.${state.config.root}`, JSON.stringify(names));
 }
 
@@ -337,7 +337,7 @@ function tableRow(t) {
  * seats them (each registers and joins, so it may take a while). */
 async function addBots(game, count, kind) {
   const reply = await state.player.lobby("bots", { game, count, kind }, BOTS_TIMEOUT);
-  rememberBots(reply.players);
+  rememberBots(reply.players, kind);
   return reply.players;
 }
 
@@ -638,23 +638,7 @@ class TablePage {
       { class: "lobby-board" },
       el("p", {}, `Seats: ${s.seats.length} of ${s.max_seats}. The game starts when every seat is taken${s.creator === me ? ", or when you start it" : ""}.`),
       el("ul", {}, ...s.seats.map((p) => el("li", {}, label(p)))),
-      free > 0
-        ? el(
-            "button",
-            {
-              class: "add-bot",
-              onclick: async () => {
-                try {
-                  await addBots(this.game, 1, "heuristic");
-                  await this.refreshSummary();
-                } catch (exc) {
-                  toast(`Could not add a bot: ${explain(exc)}`);
-                }
-              },
-            },
-            "Add a bot",
-          )
-        : null,
+      free > 0 ? this.addBot() : null,
       s.creator === me
         ? el(
             "button",
@@ -673,6 +657,24 @@ class TablePage {
           )
         : null,
     );
+  }
+
+  /** "Add a bot" of the kind chosen beside it: the game's own kinds, its heuristic first. */
+  addBot() {
+    const kinds = state.games.find((g) => g.type === this.summary.game_type)?.bots ?? ["heuristic"];
+    // kept on the page: the board is drawn again at every look at the table
+    if (!kinds.includes(this.botKind)) this.botKind = kinds.includes("heuristic") ? "heuristic" : kinds[0];
+    const kind = el("select", { class: "add-bot-kind" }, ...kinds.map((k) => el("option", { value: k, selected: k === this.botKind }, `${k} bot`)));
+    kind.addEventListener("change", () => (this.botKind = kind.value));
+    const add = async () => {
+      try {
+        await addBots(this.game, 1, kind.value);
+        await this.refreshSummary();
+      } catch (exc) {
+        toast(`Could not add a bot: ${explain(exc)}`);
+      }
+    };
+    return el("span", { class: "add-bot-row" }, kind, el("button", { class: "add-bot", onclick: add }, "Add a bot"));
   }
 
   ranking() {
