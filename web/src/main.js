@@ -61,6 +61,11 @@ function botNames() {
   }
 }
 
+/** The bot kind a game's choice starts at: its heuristic bot, else the first it has. */
+function firstBot(kinds) {
+  return kinds.includes("heuristic") ? "heuristic" : kinds[0];
+}
+
 function rememberBots(players, kind) {
   const names = botNames();
   let n = Object.keys(names).length;
@@ -183,7 +188,7 @@ class Lobby {
       bots.max = game.max_players - 1;
       // the kinds are the game's own (a game that adds one needs no change here); each game
       // starts at its heuristic bot, whatever the game shown before offered
-      const chosen = game.bots.includes("heuristic") ? "heuristic" : game.bots[0];
+      const chosen = firstBot(game.bots);
       kind.replaceChildren(...game.bots.map((k) => el("option", { value: k, selected: k === chosen }, `${k} bots`)));
       fields.clear();
       options.replaceChildren(
@@ -663,7 +668,7 @@ class TablePage {
   addBot() {
     const kinds = state.games.find((g) => g.type === this.summary.game_type)?.bots ?? ["heuristic"];
     // kept on the page: the board is drawn again at every look at the table
-    if (!kinds.includes(this.botKind)) this.botKind = kinds.includes("heuristic") ? "heuristic" : kinds[0];
+    if (!kinds.includes(this.botKind)) this.botKind = firstBot(kinds);
     const kind = el("select", { class: "add-bot-kind" }, ...kinds.map((k) => el("option", { value: k, selected: k === this.botKind }, `${k} bot`)));
     kind.addEventListener("change", () => (this.botKind = kind.value));
     const add = async () => {
