@@ -31,7 +31,7 @@ help: ## List the targets (this text)
 
 # Bytecode is compiled at install, as the image does (deploy/Dockerfile): where Python may not
 # write it (PYTHONDONTWRITEBYTECODE, a read-only tree) every process would compile every module
-# it imports at each start, which takes a service 2-3 s to start instead of about 1 s.
+# it imports at each start, and a restarted service's start is what its games wait on.
 install: ## Install uv if missing, then the locked dependencies into .venv
 	@if ! command -v $(UV) >/dev/null 2>&1; then \
 		echo "uv not found: installing it with pip"; \

@@ -61,6 +61,11 @@ function botNames() {
   }
 }
 
+/** A game type's entry in the catalog the page read at start (/api/games). */
+function catalogOf(type) {
+  return state.games.find((g) => g.type === type);
+}
+
 /** The bot kind a game's choice starts at: its heuristic bot, else the first it has. */
 function firstBot(kinds) {
   return kinds.includes("heuristic") ? "heuristic" : kinds[0];
@@ -181,7 +186,7 @@ class Lobby {
     const ackTimeout = el("input", { id: "ack-timeout", type: "number", min: 1, step: "any", placeholder: "30" });
     const fields = new Map();
     const showOptions = () => {
-      const game = state.games.find((g) => g.type === type.value);
+      const game = catalogOf(type.value);
       seats.min = game.min_players;
       seats.max = game.max_players;
       seats.value = Math.min(Math.max(Number(seats.value), game.min_players), game.max_players);
@@ -666,7 +671,7 @@ class TablePage {
 
   /** "Add a bot" of the kind chosen beside it: the game's own kinds, its heuristic first. */
   addBot() {
-    const kinds = state.games.find((g) => g.type === this.summary.game_type)?.bots ?? ["heuristic"];
+    const kinds = catalogOf(this.summary.game_type)?.bots ?? ["heuristic"];
     // kept on the page: the board is drawn again at every look at the table
     if (!kinds.includes(this.botKind)) this.botKind = firstBot(kinds);
     const kind = el("select", { class: "add-bot-kind" }, ...kinds.map((k) => el("option", { value: k, selected: k === this.botKind }, `${k} bot`)));
