@@ -22,12 +22,15 @@ first, as papas keeps it) is shuffled in each sample: the others' hands open, th
 cards and the deck are dealt afresh in each sample from the cards it cannot see: what the
 best possible reading of the others could buy, short of seeing its own cards.
 Games whose hidden cards are masked (Macaua) have no open state to hand and refuse all three.
+``ARENA_HORIZON``, e.g. ``400``: the playouts' horizon, for games whose search module has
+one (``HORIZON``: papas' events, Macaua's turns); a game without one refuses it.
 ``ARENA_KINDS``, e.g. ``search,heuristic``: the kinds at the table (default all three), in
 the same rotation of seatings; two kinds play head to head, seats alternating.
 """
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import os
@@ -77,6 +80,8 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
 
     load_games()
     rules = registry.get(game)
+    if horizon := os.environ.get("ARENA_HORIZON"):
+        _set_horizon(game, int(horizon))
     kinds = seating(index, table_kinds())
     seats = [f"{kind}-{i}" for i, kind in enumerate(kinds)]
     made = {p: rules.bots[k](p) for p, k in zip(seats, kinds, strict=True)}
@@ -98,6 +103,14 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
     assert outcome is not None
     ranking = [[p.split("-")[0] for p in group] for group in outcome.ranking]
     return ranking, clock.spent, clock.count
+
+
+def _set_horizon(game: str, horizon: int) -> None:
+    """The game's search module's ``HORIZON``, read by its determinizer at each playout."""
+    module = importlib.import_module(f"cardroom_games.{game}.search")
+    if not hasattr(module, "HORIZON"):
+        raise SystemExit(f"ARENA_HORIZON: {game}'s search has no horizon")
+    setattr(module, "HORIZON", horizon)  # noqa: B010 (a module attribute mypy cannot see)
 
 
 def _oracle(game: str, made: Mapping[str, Any], chooser: Any, mode: str) -> Any:

@@ -64,6 +64,18 @@ def test_macaua_has_no_open_state_to_hand(arena: ModuleType) -> None:
         arena._oracle("macaua", {}, None, "1")
 
 
+def test_the_horizon_knob_sets_the_search_modules_and_refuses_a_game_without_one(
+    arena: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cardroom_games.papas import search
+
+    monkeypatch.setattr(search, "HORIZON", search.HORIZON)  # put back after the test
+    arena._set_horizon("papas", 400)
+    assert search.HORIZON == 400
+    with pytest.raises(SystemExit, match="no horizon"):
+        arena._set_horizon("take5", 400)
+
+
 def test_ahead_counts_the_games_one_kind_ranked_above_another(arena: ModuleType) -> None:
     rankings = [
         [["search"], ["heuristic"], ["random"]],
