@@ -17,6 +17,10 @@ import pytest
 from nats.aio.msg import Msg
 from support.hostile import UNREADABLE_HEADERS, hpub
 
+WAIT = 10
+"""Seconds a message that must arrive is waited for: a bound on a hang, not a pace (a loaded
+machine can stall a second or two)."""
+
 
 async def _hostile_publisher(url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     host, port = url.removeprefix("nats://").rsplit(":", 1)
@@ -48,8 +52,8 @@ async def test_a_connection_hears_on_after_unreadable_headers(
         await writer.drain()
         assert await reader.readline() == b"PONG\r\n"  # the server has delivered it
         await nc.publish("headerfix.test", b"after")
-        await nc.flush(timeout=2)
-        async with asyncio.timeout(2):
+        await nc.flush(timeout=WAIT)
+        async with asyncio.timeout(WAIT):
             first, second = await got.get(), await got.get()
         # the hostile message arrives as its body alone (the body is checked as ever), and
         # the connection reads on
@@ -66,7 +70,7 @@ async def test_readable_headers_still_arrive(nats_url: str) -> None:
     try:
         sub = await nc.subscribe("headerfix.readable")
         await nc.publish("headerfix.readable", b"body", headers={"traceparent": "00-ab-cd-01"})
-        msg = await sub.next_msg(timeout=2)
+        msg = await sub.next_msg(timeout=WAIT)
         assert msg.headers == {"traceparent": "00-ab-cd-01"}
     finally:
         await nc.close()
@@ -85,7 +89,7 @@ async def test_a_connection_hears_on_after_a_subject_that_is_not_utf8(nats_url: 
         await writer.drain()
         assert await reader.readline() == b"PONG\r\n"  # the server has delivered it
         await nc.publish("headerfix.plain.token", b"after")
-        msg = await sub.next_msg(timeout=2)
+        msg = await sub.next_msg(timeout=WAIT)
         assert (msg.subject, msg.data) == ("headerfix.plain.token", b"after")
         assert nc.is_connected
     finally:

@@ -31,9 +31,9 @@ async def test_a_connection_hears_after_a_flush_was_given_up(nats_url: str) -> N
         with pytest.raises(asyncio.CancelledError):
             await given_up
         for i in range(3):  # the PONG of the given-up flush, then these ones
-            await nc.flush(timeout=2)
+            await nc.flush(timeout=10)  # bounds on a hang, not a pace
             await nc.publish("pongfix.test", b"%d" % i)
-        async with asyncio.timeout(2):
+        async with asyncio.timeout(10):
             assert [await got.get() for _ in range(3)] == [b"0", b"1", b"2"]
         assert nc.is_connected
     finally:

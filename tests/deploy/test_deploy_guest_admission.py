@@ -37,7 +37,7 @@ async def _guest(secure: SecureNats) -> str | None:
         return repr(exc)
     except Exception as exc:  # nats-py raises the server's -ERR as a plain error
         return repr(exc)
-    await guest.nc.flush(timeout=2)
+    await guest.nc.flush(timeout=10)
     await guest.nc.close()
     return None
 
@@ -56,7 +56,7 @@ async def test_an_address_brings_its_burst_of_guests_then_waits(
         assert "authorization" in why.lower(), why
         # a player is no guest: the same address still connects as one
         player = await secure_nats.player(f"admitted{secrets.token_hex(3)}")
-        await player.nc.flush(timeout=2)
+        await player.nc.flush(timeout=10)
         clock.now += 10  # 6 a minute: one more
         assert await _guest(secure_nats) is None
         assert await _guest(secure_nats) is not None

@@ -50,7 +50,7 @@ async def test_a_player_can_play(secure_nats: SecureNats, stub_service: StubServ
         s.lobby("join", "alice"),
         s.lobby("list", "alice"),
     ):
-        reply = await alice.nc.request(subject, b"{}", timeout=2)
+        reply = await alice.nc.request(subject, b"{}", timeout=10)
         assert json.loads(reply.data) == {"ok": True, "version": 1, "on": subject}
     # what the services send it: its private subjects and the public ones
     await alice.nc.subscribe(s.player_all("alice"), cb=alice.on_message)
@@ -265,7 +265,7 @@ async def test_a_player_added_after_the_start_connects_without_a_restart(
     assert newcomer not in configuration
     player = await secure_nats.player(newcomer)
     subject = secure_nats.subjects.cmd("g1", newcomer)
-    reply = await player.nc.request(subject, b"{}", timeout=2)
+    reply = await player.nc.request(subject, b"{}", timeout=10)
     assert json.loads(reply.data)["ok"] is True
     # the same server process, never restarted: same id as when the fixture started it
     assert secure_nats.proc.poll() is None
@@ -290,7 +290,7 @@ async def test_a_guest_may_only_ask_the_lobby_for_a_player(
     guest = await secure_nats.connect(
         user="guest", password=nonce, inbox_prefix=guest_inbox_prefix(s.root, nonce)
     )
-    reply = await guest.nc.request(s.lobby("register", nonce), b"{}", timeout=2)
+    reply = await guest.nc.request(s.lobby("register", nonce), b"{}", timeout=10)
     assert json.loads(reply.data)["ok"] is True
     for subject in (
         s.lobby("register", secrets.token_urlsafe(24)),  # as another guest

@@ -24,7 +24,7 @@ async def test_connect_and_request(nats_url: str, subject_root: str) -> None:
             await msg.respond(msg.data.upper())
 
         await nc.subscribe(f"{subject_root}.echo", cb=echo)
-        reply = await nc.request(f"{subject_root}.echo", b"hi", timeout=2)
+        reply = await nc.request(f"{subject_root}.echo", b"hi", timeout=10)
         assert reply.data == b"HI"
     finally:
         await nc.close()
