@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from types import MappingProxyType
 
 import pytest
 from cardroom_mentalpoker import (
@@ -37,6 +38,33 @@ def test_canonical_json() -> None:
         canonical_json({1: "x"})
     with pytest.raises(TypeError):
         canonical_json({"x": object()})
+    with pytest.raises(TypeError):
+        canonical_json([[{"x": [1.5]}]])
+
+
+def test_canonical_json_of_subclasses_and_other_mappings() -> None:
+    """Exact built-in types take a fast way; their subclasses and other mappings encode the
+    same by the general one."""
+
+    class Name(str):
+        pass
+
+    class Count(int):
+        pass
+
+    class Table(dict[str, object]):
+        pass
+
+    class Cards(list[object]):
+        pass
+
+    plain = {"a": [1, "x", True, None], "b": {"c": [2]}}
+    dressed = Table(a=Cards([Count(1), Name("x"), True, None]), b=MappingProxyType({"c": (2,)}))
+    assert (
+        canonical_json(dressed) == canonical_json(plain) == b'{"a":[1,"x",true,null],"b":{"c":[2]}}'
+    )
+    with pytest.raises(TypeError):
+        canonical_json(MappingProxyType({1: "x"}))
 
 
 def test_state_hash() -> None:

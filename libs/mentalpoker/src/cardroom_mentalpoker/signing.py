@@ -69,7 +69,16 @@ class SignatureError(VerificationError):
 
 
 def _plain(value: Any) -> Any:
-    if value is None or isinstance(value, (str, bool, int)):
+    # The exact built-in types first: a move is mostly lists and dicts of hex strings, and an
+    # ABC's isinstance (Mapping) is slow; subclasses and the rest take the general way below.
+    kind = type(value)
+    if kind is str or kind is int or value is None:
+        return value
+    if kind is list:
+        return [_plain(item) for item in value]
+    if kind is dict:
+        return _plain_object(value)
+    if isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         raise TypeError("canonical JSON: floats are not allowed")
@@ -78,18 +87,22 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (Point, Scalar)):
         return value.hex()
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise TypeError("canonical JSON: object keys must be strings")
-            out[key] = _plain(item)
-        return out
+        return _plain_object(value)
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return _plain(to_json())
     raise TypeError(f"canonical JSON: cannot encode {type(value).__name__}")
+
+
+def _plain_object(value: Mapping[Any, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise TypeError("canonical JSON: object keys must be strings")
+        out[key] = _plain(item)
+    return out
 
 
 def _dumps(plain: Any) -> bytes:
