@@ -20,7 +20,7 @@ import pytest
 from cardroom_engine import AWAY, BACK, Rejection, Table, registry
 from cardroom_eventstore import Append, EventStore, NewEvent
 from cardroom_eventstore.memory import InMemoryEventStore
-from cardroom_gamemaster import Gamemaster
+from cardroom_gamemaster import Gamemaster, deadline_writes
 from cardroom_runtime.host import Asker, Runtime
 from cardroom_wire import (
     Command,
@@ -118,6 +118,10 @@ class Started:
 
 @pytest.fixture
 async def started() -> Started:
+    return await start()
+
+
+async def start() -> Started:
     store = InMemoryEventStore()
     gm = gamemaster(store)
     game = (await lobby(gm, "create", "alice", game_type="highcard", config={}, seats=2))["game"]
@@ -275,3 +279,19 @@ async def test_a_game_loaded_from_the_store_is_settled_before_it_is_kept(
     assert settled == [loaded.state.version] == [started.version]
     await started.gm.sessions.load(started.game)  # from the cache: nothing to settle again
     assert settled == [started.version]
+
+
+async def test_a_stop_writes_the_deadlines_still_waiting_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A command's deadlines are written debounced, after a delay; a stop writes them at once
+    rather than dropping them or waiting the delay out (made longer here than the stop's
+    own bound on its waits, 5 s: the table's ack timeout of 30 s puts it at 7.5 s)."""
+    monkeypatch.setattr(deadline_writes, "WRITE_DELAY", 3600.0)
+    t = await start()
+    written = t.store.deadlines._versions
+    await command(t.gm, t.game, t.mover, type="bet", amount=2, id="c1")
+    version = await t.store.stream_version(t.game)
+    assert written.get(t.game, (0, True))[0] < version  # still waiting
+    await t.gm.stop()
+    assert written[t.game][0] == version

@@ -11,12 +11,15 @@ times are counted from the events' recorded times, so waiting moves none): a qua
 game's shortest deadline, at most ``WRITE_DELAY``, well inside the ``RECOVER_GRACE`` the
 timers service allows before it takes the game for lagging (both defined, and checked
 against each other, in :mod:`cardroom_eventstore.deadlines`). Then it writes the newest state
-it was handed, and goes round again if a newer one came while it wrote.
+it was handed, and goes round again if a newer one came while it wrote. At stop the waits
+are cut short (:meth:`DeadlineWrites.running`): what is owed is written at once, so that a
+graceful stop neither loses it nor waits out the delay.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -45,6 +48,7 @@ class DeadlineWrites:
         self.hint = hint
         self._writers: dict[str, asyncio.Task[None]] = {}
         self._wanted: dict[str, Loaded] = {}
+        self._stopping = asyncio.Event()
 
     async def now(self, loaded: Loaded, *, force: bool = False) -> None:
         """Write the game's deadlines for its current version, unless this process wrote
@@ -84,7 +88,9 @@ class DeadlineWrites:
             self._writers[game] = asyncio.create_task(self._later(game, delay))
 
     async def _later(self, game: str, delay: float) -> None:
-        await asyncio.sleep(max(delay, 0.0))
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(max(delay, 0.0)):
+                await self._stopping.wait()
         while (loaded := self._wanted.pop(game, None)) is not None:
             await self.now(loaded)
         self._writers.pop(game, None)  # no await since the check above: nothing slipped in
@@ -94,5 +100,6 @@ class DeadlineWrites:
         await self._store_of(game).deadlines.mark_fired(game, key, version)
 
     def running(self) -> list[asyncio.Task[None]]:
-        """The writes still running (to be waited for at stop)."""
+        """At stop: the writes still running, told to write at once, to be waited for."""
+        self._stopping.set()
         return [t for t in self._writers.values() if not t.done()]
