@@ -11,6 +11,7 @@ publishes it. A second gamemaster on the same store is another instance's concur
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from cardroom_engine import AWAY, BACK, Rejection, Table, registry
 from cardroom_eventstore import Append, EventStore, NewEvent
 from cardroom_eventstore.memory import InMemoryEventStore
 from cardroom_gamemaster import Gamemaster, deadline_writes
+from cardroom_gamemaster.service import BOTS_AT_ONCE
 from cardroom_runtime.host import Asker, Runtime
 from cardroom_wire import (
     Command,
@@ -34,6 +36,7 @@ from cardroom_wire import (
 )
 from faststream.nats import NatsBroker
 from support.highcard import BET_PLACED, FOLDED, GAME
+from support.stack import wait_until
 
 if "highcard" not in registry:
     registry.register(GAME)
@@ -295,3 +298,46 @@ async def test_a_stop_writes_the_deadlines_still_waiting_at_once(
     assert written.get(t.game, (0, True))[0] < version  # still waiting
     await t.gm.stop()
     assert written[t.game][0] == version
+
+
+async def test_bots_requests_at_once_are_capped_and_the_lobby_serves_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each ``bots`` request holds a lobby worker until the service that runs bots answers.
+    With that service slow, past ``BOTS_AT_ONCE`` of them at once one more is refused
+    ``unavailable`` at once, asks nothing and seats nobody, while the lobby serves everyone's
+    other requests; once the service answers, bots can be asked for again."""
+    store = InMemoryEventStore()
+    gm = gamemaster(store)
+    answer = asyncio.Event()
+    asked: list[Any] = []
+
+    async def slow_bots_service(subject: str, message: Any, timeout: float) -> dict[str, Any]:
+        asked.append(message)
+        await answer.wait()
+        return {"ok": True, "players": []}
+
+    monkeypatch.setattr(gm.rt, "ask", slow_bots_service)
+    players = [f"p{i}" for i in range(BOTS_AT_ONCE + 1)]
+    games = [
+        (await lobby(gm, "create", p, game_type="highcard", config={}, seats=2))["game"]
+        for p in players
+    ]
+    held = [
+        asyncio.ensure_future(lobby(gm, "bots", p, game=g, kind="random"))
+        for p, g in zip(players[:-1], games[:-1], strict=True)
+    ]
+    await wait_until(lambda: len(asked) == BOTS_AT_ONCE)
+
+    with pytest.raises(WireError) as refused:
+        async with asyncio.timeout(10):  # a bound on a hang: the refusal comes at once
+            await lobby(gm, "bots", players[-1], game=games[-1], kind="random")
+    assert refused.value.code == ErrorCode.UNAVAILABLE
+    assert len(asked) == BOTS_AT_ONCE
+    assert (await lobby(gm, "get", players[-1], game=games[-1]))["table"]["seats"] == [players[-1]]
+    assert (await lobby(gm, "join", "newcomer", game=games[-1]))["ok"] is True
+
+    answer.set()
+    assert [(await h)["ok"] for h in held] == [True] * BOTS_AT_ONCE
+    game = (await lobby(gm, "create", "later", game_type="highcard", config={}, seats=2))["game"]
+    assert (await lobby(gm, "bots", "later", game=game, kind="random"))["ok"] is True

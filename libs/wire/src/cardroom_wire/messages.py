@@ -171,8 +171,8 @@ class SeatBots(_Request):
     plays them. Refused ``not_seated`` to a player without a seat there (nobody fills
     another's table), ``already_started`` once it started, ``table_full`` past its free
     seats, ``bad_request`` for a kind the game lacks, ``too_many_bots`` past the bots one
-    player may have playing at once, ``unavailable`` where no service runs bots or it runs
-    as many as it may."""
+    player may have playing at once, ``unavailable`` where no service runs bots, it runs as
+    many as it may, or bots are being seated at many tables at once (send again later)."""
 
     type: Literal["bots"] = "bots"
     game: Token

@@ -85,6 +85,10 @@ log = logging.getLogger("cardroom.gamemaster")
 
 WORKERS = 64  # requests handled at once; one game's are serialised by its lock
 BOTS_TIMEOUT = 30.0  # seconds to seat the bots of one request (each registers and joins)
+BOTS_AT_ONCE = WORKERS // 4
+"""``bots`` requests carried out at once. Each holds a lobby worker until the service that
+runs bots answers (up to ``BOTS_TIMEOUT``); the rest of the workers stay free for everyone's
+other requests when that service is slow or away, whoever asks for bots."""
 
 
 class Gamemaster(Service):
@@ -95,6 +99,7 @@ class Gamemaster(Service):
         self.rng = random.SystemRandom()
         self._credentials: Credentials | None = None
         self._catching_up: asyncio.Task[None] | None = None
+        self._seating = 0  # bots requests being carried out (BOTS_AT_ONCE at most)
         self.appends = GroupCommit(lambda: self.shards)
         self.gates = Follower(self.rt)
         self.signatures = TransitionSignatures(self.store_of)
@@ -259,11 +264,16 @@ class Gamemaster(Service):
 
     async def _seat_bots(self, request: SeatBotsAt) -> dict[str, Any]:
         """Ask the service that runs bots to seat them; its answer, as it is."""
+        if self._seating >= BOTS_AT_ONCE:
+            raise WireError(ErrorCode.UNAVAILABLE, "bots are being seated at many tables")
+        self._seating += 1
         try:
             return await self.rt.ask(self.subjects.bots, request, BOTS_TIMEOUT)
         except Unanswered as exc:
             why = "no service here runs bots" if exc.nobody else f"not seated: {exc.reason}"
             raise WireError(ErrorCode.UNAVAILABLE, why) from None
+        finally:
+            self._seating -= 1
 
     async def _hint(self, hint: DeadlineHint) -> None:
         await self.rt.tell(self.subjects.deadline_hint, hint)
