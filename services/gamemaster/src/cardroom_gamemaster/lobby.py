@@ -68,6 +68,8 @@ class Lobby:
         credentials: Callable[[], Credentials],
         rng: random.Random,
         seat_bots: Callable[[SeatBotsAt], Awaitable[dict[str, Any]]],
+        *,
+        bots_at_once: int,
     ) -> None:
         self.sessions = sessions
         self._shards = shards  # (read when asked: the host sets them up after the services)
@@ -77,6 +79,9 @@ class Lobby:
         # game -> bots asked for and not yet answered, here: each bot is a new player, made
         # before it joins, so requests at once must not ask for more than the free seats
         self._bots_pending: dict[str, int] = {}
+        # bots requests being carried out: each waits for the service that runs bots
+        self._seating = 0
+        self._bots_at_once = bots_at_once
         self.open_tables = open_tables_limit()
 
     async def create(self, player: str, req: CreateTable) -> dict[str, Any]:
@@ -125,7 +130,9 @@ class Lobby:
         seats: those the store shows free, less the bots this process is seating there now
         (a seat taken meanwhile by a player refuses the bots that no longer fit,
         ``table_full``, and keeps those seated before). A burst of requests therefore makes
-        no more bots than the free seats, per gamemaster process."""
+        no more bots than the free seats, per gamemaster process. At most ``bots_at_once``
+        requests are carried out at once (each holds a worker until the service that runs
+        bots answers): the next is ``unavailable``, and changes nothing."""
         table = await self.summary(req.game)
         if player not in table["seats"]:
             raise WireError(ErrorCode.NOT_SEATED, "only a player at the table may seat bots")
@@ -141,6 +148,9 @@ class Lobby:
         free = int(table["max_seats"]) - len(table["seats"]) - pending
         if req.count > free:
             raise WireError(ErrorCode.TABLE_FULL, f"the table has {max(free, 0)} free seat(s)")
+        if self._seating >= self._bots_at_once:
+            raise WireError(ErrorCode.UNAVAILABLE, "bots are being seated at many tables")
+        self._seating += 1
         self._bots_pending[req.game] = pending + req.count
         try:
             return await self._seat_bots(
@@ -153,6 +163,7 @@ class Lobby:
                 )
             )
         finally:
+            self._seating -= 1
             left = self._bots_pending[req.game] - req.count
             if left:
                 self._bots_pending[req.game] = left

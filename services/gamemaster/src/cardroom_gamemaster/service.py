@@ -99,7 +99,6 @@ class Gamemaster(Service):
         self.rng = random.SystemRandom()
         self._credentials: Credentials | None = None
         self._catching_up: asyncio.Task[None] | None = None
-        self._seating = 0  # bots requests being carried out (BOTS_AT_ONCE at most)
         self.appends = GroupCommit(lambda: self.shards)
         self.gates = Follower(self.rt)
         self.signatures = TransitionSignatures(self.store_of)
@@ -124,6 +123,7 @@ class Gamemaster(Service):
             lambda: self.credentials,
             self.rng,
             self._seat_bots,
+            bots_at_once=BOTS_AT_ONCE,
         )
         self.timeouts = Timeouts(self.sessions)
         self.presence = Presence(self.sessions)
@@ -264,16 +264,11 @@ class Gamemaster(Service):
 
     async def _seat_bots(self, request: SeatBotsAt) -> dict[str, Any]:
         """Ask the service that runs bots to seat them; its answer, as it is."""
-        if self._seating >= BOTS_AT_ONCE:
-            raise WireError(ErrorCode.UNAVAILABLE, "bots are being seated at many tables")
-        self._seating += 1
         try:
             return await self.rt.ask(self.subjects.bots, request, BOTS_TIMEOUT)
         except Unanswered as exc:
             why = "no service here runs bots" if exc.nobody else f"not seated: {exc.reason}"
             raise WireError(ErrorCode.UNAVAILABLE, why) from None
-        finally:
-            self._seating -= 1
 
     async def _hint(self, hint: DeadlineHint) -> None:
         await self.rt.tell(self.subjects.deadline_hint, hint)
