@@ -59,8 +59,17 @@ $(WEB_OUT): $(WEB_SRC)
 run: install web ## Start everything: NATS, PostgreSQL (found or embedded), every service, the web page
 	$(UV_RUN) cardroom serve all
 
+# The tests that need no server (rules, engine, wire, cryptography) are CPU-bound and share
+# nothing, so they run on TEST_WORKERS processes (pytest-xdist). The rest run in one process:
+# their stacks share one PostgreSQL's connections, and some time the system's own pace. The
+# conformance tests stay with the rest: they check every game registered by then, test
+# games included, which the other folders' imports register.
+PURE_TESTS := tests/games tests/engine tests/wire tests/mentalpoker
+TEST_WORKERS ?= 2
+
 test: install web ## Run the whole test suite (finds or starts NATS and PostgreSQL itself)
-	$(UV_RUN) pytest
+	$(UV_RUN) pytest -n $(TEST_WORKERS) $(PURE_TESTS)
+	$(UV_RUN) pytest $(addprefix --ignore=,$(PURE_TESTS))
 
 lint: install ## ruff, mypy (strict) on libs/, services/, src/ and bench/, import contracts, the compose file
 	$(UV_RUN) ruff check .
