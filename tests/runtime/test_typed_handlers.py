@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, cast
 
+import asyncpg
 import orjson
 import pytest
 from cardroom_eventstore import EventStore
@@ -132,7 +133,12 @@ async def test_hostile_input_is_refused_alike_and_never_reaches_the_handler(
 
 @pytest.mark.parametrize(
     ("failure", "code"),
-    [(OSError("connection refused"), "unavailable"), (KeyError("x"), "internal")],
+    [
+        (OSError("connection refused"), "unavailable"),
+        (asyncpg.exceptions.TooManyConnectionsError("too many connections"), "unavailable"),
+        (KeyError("x"), "internal"),
+    ],
+    ids=["unreachable", "no_room", "a_bug"],
 )
 async def test_a_failing_handler_is_answered_alike(
     both: Both, failure: Exception, code: str
@@ -141,7 +147,7 @@ async def test_a_failing_handler_is_answered_alike(
     replies = await both.ask("acks", S.ack("g1", "alice"), b'{"type": "ack", "version": 1}')
     assert [r["error"]["code"] for r in replies] == [code, code]
     # nothing of the failure itself is told
-    assert "connection refused" not in str(replies)
+    assert "connection" not in str(replies)
     assert "'x'" not in str(replies)
 
 

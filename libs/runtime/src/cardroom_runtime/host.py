@@ -464,6 +464,9 @@ _UNAVAILABLE = {
             "CrashShutdownError",
             "InterfaceError",
             "InternalClientError",  # a pooled connection left in a broken state
+            # the server's resources (SQLSTATE class 53): too many connections, out of
+            # memory, disk full; nothing was written, and a later try may find room
+            "InsufficientResourcesError",
         }
     ),
 }
