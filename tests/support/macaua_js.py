@@ -8,6 +8,7 @@ the npm packages are the ones web/package-lock.json pins (``web/build.sh`` insta
 
 from __future__ import annotations
 
+import fcntl
 import json
 import random
 import shutil
@@ -26,8 +27,13 @@ def node() -> list[str]:
 
 
 def ensure_packages() -> None:
-    if not (ROOT / "web" / "node_modules" / "libsodium-wrappers-sumo").is_dir():
-        subprocess.run(["bash", str(ROOT / "web" / "build.sh")], check=True)
+    """Install the npm packages when missing. Under a lock: pytest-xdist's workers may each
+    start here at once, and a second npm install into the same folder breaks the first."""
+    (ROOT / ".cardroom").mkdir(exist_ok=True)
+    with (ROOT / ".cardroom" / "web-build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (ROOT / "web" / "node_modules" / ".package-lock.json").is_file():
+            subprocess.run(["bash", str(ROOT / "web" / "build.sh")], check=True)
 
 
 class MacauaJs:
