@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import secrets
 import urllib.error
 import urllib.request
@@ -63,6 +64,24 @@ async def test_no_file_outside_the_built_client(web_stack: WebStack, path: str) 
     assert b"[project]" not in body
     assert b"root:" not in body
     assert status in (200, 404)
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("a" * 300, 200),  # a page path (no dot): the page, which routes by its fragment
+        ("a" * 300 + ".js", 404),  # a file: not found
+    ],
+)
+async def test_a_path_too_long_for_a_file_name_is_not_found(
+    web_stack: WebStack, path: str, status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A path part longer than a file name makes the file system's lookup fail
+    (``ENAMETOOLONG``): a missing file, not a handler's failure with a traceback."""
+    with caplog.at_level(logging.DEBUG):
+        got, _ = await get(web_stack.url + path)
+    assert got == status
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
 
 
 async def test_bad_public_view_requests(web_stack: WebStack) -> None:

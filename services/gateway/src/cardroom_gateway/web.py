@@ -265,7 +265,13 @@ class Web(Service):
     def _static(self, path: str) -> Response:
         name = path.lstrip("/") or "index.html"
         file = (STATIC / name).resolve()
-        if not file.is_relative_to(STATIC.resolve()) or not file.is_file():
+        try:
+            found = file.is_relative_to(STATIC.resolve()) and file.is_file()
+        except (OSError, ValueError):
+            # a path the file system cannot look up (a part longer than a file name:
+            # ENAMETOOLONG) is a missing file, not a handler's failure with a traceback
+            found = False
+        if not found:
             if not (STATIC / "index.html").is_file():
                 return _text(
                     "The web client is not built: run `make web` (make run does it).",
