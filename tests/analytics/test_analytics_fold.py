@@ -75,6 +75,19 @@ def test_each_event_counts_once_whatever_is_delivered_twice_or_early() -> None:
     assert ledger.ratings[("highcard", "a")].games == 1
 
 
+def test_a_move_is_one_players_command_whoever_else_names_the_same_id() -> None:
+    """Command ids are each player's own: the events of one move share its player and id,
+    and two seats' moves under the same id are two moves."""
+    raw = records_of(simulate(registry.get("highcard"), ["a", "b"], 3), "g1")
+    bets = [r for r in raw if r["type"].endswith("bet_placed")]
+    assert len(bets) >= 2
+    for i, record in enumerate(bets):
+        record["metadata"] = {"actor": "ab"[i % 2], "command_id": "c1"}
+    ledger = Ledger()
+    assert {ledger.apply(r) for r in _records(raw)} == {"apply"}
+    assert ledger.games["g1"].moves == len(bets)
+
+
 def test_plan_matches_apply() -> None:
     raw = records_of(simulate(registry.get("highcard"), ["a", "b"], 4), "g1")
     records = _records(raw)

@@ -197,6 +197,10 @@ class Ledger:
         stats.first_event_at = at if stats.first_event_at is None else min(stats.first_event_at, at)
         stats.last_event_at = at if stats.last_event_at is None else max(stats.last_event_at, at)
         command = record.metadata.get("command_id")
+        if isinstance(command, str) and command:
+            # one move's events share its player and command id; ids are each player's own
+            actor = record.metadata.get("actor")
+            command = f"{actor}.{command}" if isinstance(actor, str) else command
         if isinstance(command, str) and command and command != game.last_command:
             game.moves += 1
             stats.moves += 1
