@@ -16,6 +16,7 @@ from cardroom_engine import registry
 from cardroom_eventstore import EventStore
 from cardroom_eventstore.memory import InMemoryEventStore
 from cardroom_gamemaster import Gamemaster, deadline_writes, session
+from cardroom_gamemaster.commands import command_key
 from cardroom_runtime.host import Runtime
 from cardroom_wire import MAX_MESSAGE_BYTES, Release, Subjects, dumps
 from faststream.nats import NatsBroker, TestNatsBroker
@@ -101,7 +102,7 @@ async def test_a_command_is_accepted_appended_and_notified(room: Room) -> None:
     records = await room.store.read_stream(game, version + 1)
     assert [r.type for r in records] == [BET_PLACED]
     assert {player for _, player, _ in room.sent} == {"alice", "bob"}
-    assert await room.store.command_reply(game, "c1") == reply
+    assert await room.store.command_reply(game, command_key(mover, "c1")) == reply
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from cardroom_engine import AWAY, BACK, Rejection, Table, registry
 from cardroom_eventstore import Append, EventStore, NewEvent
 from cardroom_eventstore.memory import InMemoryEventStore
 from cardroom_gamemaster import Gamemaster, deadline_writes
+from cardroom_gamemaster.commands import command_key
 from cardroom_gamemaster.service import BOTS_AT_ONCE
 from cardroom_runtime.host import Asker, Runtime
 from cardroom_wire import (
@@ -149,7 +150,33 @@ async def test_an_accepted_command_is_appended_and_every_addressee_notified(
     assert [r.type for r in records] == [BET_PLACED]
     assert records[0].metadata["command_id"] == "c1"
     assert {player for _, player, _ in t.gm.sent} == {t.mover, t.other}
-    assert await t.store.command_reply(t.game, "c1") == reply
+    assert await t.store.command_reply(t.game, command_key(t.mover, "c1")) == reply
+
+
+async def test_a_command_id_is_the_players_own_another_seat_may_name_the_same(
+    started: Started,
+) -> None:
+    """Command ids are the clients' to choose, unique among one player's moves: a second
+    seat's ``c1`` is its own command, applied and answered as its own, never the first seat's
+    answer (a version counted as another player sees the game) with its own move dropped."""
+    t = started
+    first = await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1")
+    await acknowledge_all(t.gm, t.store, t.game)
+    loaded = await t.gm.sessions.load(t.game)
+    assert loaded.table.movers(loaded.state) == [t.other]
+
+    second = await command(t.gm, t.game, t.other, type="bet", amount=2, id="c1")
+
+    records = await t.store.read_stream(t.game, t.version + 1)
+    bets = [(r.metadata["actor"], r.data["amount"]) for r in records if r.type == BET_PLACED]
+    assert bets == [(t.mover, 1), (t.other, 2)]
+    seen = (await t.gm.sessions.load(t.game)).state.seen(t.other)
+    assert second == {"ok": True, "version": seen}
+    # each seat's retry of its c1 is answered as its own first time, and changes nothing
+    version = await t.store.stream_version(t.game)
+    assert await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1") == first
+    assert await command(t.gm, t.game, t.other, type="bet", amount=2, id="c1") == second
+    assert await t.store.stream_version(t.game) == version
 
 
 @pytest.mark.parametrize(
@@ -167,7 +194,7 @@ async def test_a_refused_command_answers_its_code_and_appends_nothing(
     assert refused.value.code == code
     assert await t.store.stream_version(t.game) == t.version
     assert t.gm.sent == []
-    assert await t.store.command_reply(t.game, "c1") is None
+    assert await t.store.command_reply(t.game, command_key(sender, "c1")) is None
 
 
 async def test_a_command_after_a_concurrent_writer_is_decided_again_on_the_fresh_game(
@@ -227,7 +254,7 @@ async def test_a_game_that_keeps_moving_under_every_attempt_answers_conflict(
     with pytest.raises(WireError) as busy:
         await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1")
     assert busy.value.code == ErrorCode.CONFLICT
-    assert await t.store.command_reply(t.game, "c1") is None
+    assert await t.store.command_reply(t.game, command_key(t.mover, "c1")) is None
 
 
 async def test_a_command_from_an_away_player_takes_the_seat_back_in_the_same_batch(

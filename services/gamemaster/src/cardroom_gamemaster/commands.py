@@ -1,9 +1,10 @@
 """A player's command: decided on the game (:func:`cardroom_engine.steps.decide_command`),
 appended with what it causes, answered.
 
-A command id seen before is answered as the first time. It is looked up only when the command
-is refused or changes nothing, or its append fails; an accepted one is caught by the append
-(the command id is unique per game), which saves a round trip on every command.
+A command id seen before from the same player is answered as the first time. It is looked up
+only when the command is refused or changes nothing, or its append fails; an accepted one is
+caught by the append (the store's key, :func:`command_key`, is unique per game), which saves a
+round trip on every command.
 """
 
 from __future__ import annotations
@@ -20,6 +21,16 @@ from cardroom_wire import Command, ErrorCode, WireError, ok
 from .deadline_writes import DeadlineWrites
 from .session import Item, Loaded, Sessions
 from .signing import TransitionSignatures
+
+
+def command_key(player: str, command_id: str) -> str:
+    """The store's idempotency key of ``player``'s command ``command_id``.
+
+    A command id is the player's own (unique among its moves), so two seats may name the same
+    one: keyed by the id alone, the second seat would be answered the first one's reply (a
+    version counted as another player sees the game) and its command dropped. ``.`` is in
+    neither id, so the key is unambiguous."""
+    return f"{player}.{command_id}"
 
 
 class Commands:
@@ -58,14 +69,15 @@ class Commands:
             await self._halt_if_due(loaded)
         decided = await self._decide(loaded, player, command, gate_open)
         back: list[Item] = [(e, {"actor": player}) for e in decided.back]
+        key = command_key(player, command.id)
         if decided.rejection is not None:
-            return await self._refused(loaded, command, decided.rejection, back)
+            return await self._refused(loaded, key, decided.rejection, back)
         if not decided.events and not back:
-            previous = await self._reply_before(loaded, command.id)
+            previous = await self._reply_before(loaded, key)
             return previous if previous is not None else ok(version=loaded.state.seen(player))
         meta: dict[str, Any] = {"actor": player, "command_id": command.id}
         items = back + [(e, meta) for e in decided.events]
-        previous = await self._append(loaded, items, command.id, bool(decided.events))
+        previous = await self._append(loaded, items, key, bool(decided.events))
         if previous is not None:
             return previous  # the same command, answered before
         self.deadlines.soon(loaded)  # after the reply: the player waits for nothing else
@@ -78,29 +90,27 @@ class Commands:
             raise WireError(ErrorCode.GAME_FINISHED, "the table halted: see its outcome")
 
     async def _append(
-        self, loaded: Loaded, items: list[Item], command_id: str, answered: bool
+        self, loaded: Loaded, items: list[Item], key: str, answered: bool
     ) -> dict[str, Any] | None:
-        """Append (the command id with its answer when ``answered``: the command itself
-        caused events) and move on; on another writer's append, the answer this command id
-        got before if it was accepted then (else the session runs the command again)."""
+        """Append (the command's key with its answer when ``answered``: the command itself
+        caused events) and move on; on another writer's append, the answer this command got
+        before if it was accepted then (else the session runs the command again)."""
         sessions = self.sessions
         try:
-            appended = await sessions.append(
-                loaded, items, command_id=command_id if answered else None
-            )
+            appended = await sessions.append(loaded, items, command_key=key if answered else None)
             await sessions.after(loaded, appended)
         except (ConcurrencyError, DuplicateCommand):
-            if (previous := await self._reply_before(loaded, command_id)) is not None:
+            if (previous := await self._reply_before(loaded, key)) is not None:
                 return previous
             raise
         return None
 
     async def _refused(
-        self, loaded: Loaded, command: Command, rejection: Rejection, back: list[Item]
+        self, loaded: Loaded, key: str, rejection: Rejection, back: list[Item]
     ) -> dict[str, Any]:
         """A refused command: answered as the first time if its id was accepted before,
         else refused (the seat taken back all the same, if the player was away)."""
-        if (previous := await self._reply_before(loaded, command.id)) is not None:
+        if (previous := await self._reply_before(loaded, key)) is not None:
             return previous
         # refused on this instance's copy: another gamemaster may have moved the game on
         # (the turn, the gate), so a refusal counts only on the game as it is now
@@ -131,7 +141,8 @@ class Commands:
             tracing.tag("cardroom.events", len(decided.events))
         return decided
 
-    async def _reply_before(self, loaded: Loaded, command_id: str) -> dict[str, Any] | None:
-        """The answer a command id got when it was accepted before, if it was."""
+    async def _reply_before(self, loaded: Loaded, key: str) -> dict[str, Any] | None:
+        """The answer the command of this :func:`command_key` got when it was accepted
+        before, if it was."""
         game = loaded.state.game_id
-        return await self.sessions.store_of(game).command_reply(game, command_id)
+        return await self.sessions.store_of(game).command_reply(game, key)

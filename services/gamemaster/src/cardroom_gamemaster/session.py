@@ -333,7 +333,7 @@ class Sessions:
         loaded: Loaded,
         items: Sequence[Item],
         *,
-        command_id: str | None = None,
+        command_key: str | None = None,
         handled_gate: int | None = None,
     ) -> Appended:
         """Append events with their addressees and publish their notifications; the state
@@ -346,7 +346,7 @@ class Sessions:
         batch = _numbered(loaded, items)
         state, game = batch.state, batch.state.game_id
         actor = items[-1][1].get("actor") if items else None
-        reply = ok(version=state.seen(actor)) if command_id else None
+        reply = ok(version=state.seen(actor)) if command_key else None
         if handled_gate is None:  # (a command after a release without follow-up)
             handled_gate = loaded.gate.piggyback()
         append = Append(
@@ -354,7 +354,7 @@ class Sessions:
             stream_type=state.game_type,
             expected_version=loaded.state.version,
             events=batch.events,
-            command_id=command_id,
+            command_id=command_key,
             reply=reply,
             handled_gate=handled_gate,
         )
