@@ -70,6 +70,7 @@ _SAMPLE: dict[str, Any] = {
     "command_ids": ["cx", None],
     "replies": ["{}", None],
     "handled": [None, 10],
+    "holds": [True, True],
     "ack_of": [1, 1],
     "event_of": [1, 2],
     "streams": ["g5", "g7"],

@@ -293,6 +293,43 @@ async def test_excused_acks_stay_owed_but_hold_no_gate(es: Store) -> None:
     assert await es.excuse("g", []) == []
 
 
+async def test_a_batch_that_holds_nothing_owes_its_acks_and_times_them(es: Store) -> None:
+    """``Append.holds`` false (a batch told to some seats only): its acks are owed (a sync
+    lists them, the ack timeout times them, an ack is no away player's) but no gate waits."""
+    created = await es.append(Append("g", "take5", 0, [to("a", "b")]))
+    assert await es.ack("g", 1, "a") == AckResult(accepted=True)
+    assert await es.ack("g", 1, "b") == AckResult(accepted=True, released_gate=1, open=True)
+    await es.append(Append("g", "take5", 1, [to("b"), to("b")], holds=False))
+    assert await es.gate_open("g")  # nobody is held
+    assert await es.pending("g") == {2: frozenset({"b"}), 3: frozenset({"b"})}
+    assert await es.pending_for_player("g", "b") == [2, 3]
+    assert await es.debtors("g") == {"b"}  # for the ack timeout
+    assert await es.debtors("g", gate=2) == set()
+    due = await es.deadlines.write("g", 3, active=True, wanted=[], ack_timeout=5)
+    assert due is not None
+    assert due >= created[0].recorded_at + timedelta(seconds=5)
+    assert await es.deadlines.claim(due, due, 10) == [Due("g", "acks:3", 3)]
+    # a held gate after it: released by its own acks alone
+    await es.append(Append("g", "take5", 3, [to("a")]))
+    assert not await es.gate_open("g")
+    assert await es.ack("g", 2, "b") == AckResult(accepted=True)
+    assert await es.ack("g", 4, "a") == AckResult(accepted=True, released_gate=4, open=True)
+    # excusing an owed ack of such a batch releases nothing
+    assert await es.excuse("g", ["b"]) == []
+    assert await es.pending_for_player("g", "b") == [3]
+    assert sorted(await es.unhandled_releases()) == [("g", 1), ("g", 4)]
+    # the same in a group commit
+    for game in ("h", "i"):
+        await es.append(Append(game, "take5", 0, [to()]))
+    grouped = [Append("h", "take5", 1, [to("x")], holds=False), Append("i", "take5", 1, [to("y")])]
+    await es.append_group(grouped)
+    assert await es.gate_open("h")
+    assert not await es.gate_open("i")
+    assert await es.debtors("h") == {"x"}
+    assert await es.ack("g", 3, "b") == AckResult(accepted=True, away=True)  # (excused)
+    assert await es.ack("h", 2, "x") == AckResult(accepted=True)
+
+
 async def test_acks_in_one_batch_answer_as_one_after_the_other(es: Store) -> None:
     """ack_many: the results of acks made one by one in that order, in one statement (but
     ``open`` as of the batch's commit)."""

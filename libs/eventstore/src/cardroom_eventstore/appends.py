@@ -62,7 +62,7 @@ p AS (
 g AS (
     INSERT INTO gates (stream_id, version, remaining)
     SELECT s.stream_id, CAST(:gate AS integer), cardinality(CAST(:ack_players AS text[]))
-    FROM s WHERE cardinality(CAST(:ack_players AS text[])) > 0
+    FROM s WHERE cardinality(CAST(:ack_players AS text[])) > 0 AND CAST(:gate AS integer) > 0
 ),
 h AS (
     UPDATE gates SET handled = true FROM s
@@ -152,9 +152,11 @@ WITH b AS (
     SELECT * FROM unnest(
         CAST(:stream_ids AS text[]), CAST(:stream_types AS text[]),
         CAST(:expected AS integer[]), CAST(:new_versions AS integer[]),
-        CAST(:command_ids AS text[]), CAST(:replies AS text[]), CAST(:handled AS integer[])
+        CAST(:command_ids AS text[]), CAST(:replies AS text[]), CAST(:handled AS integer[]),
+        CAST(:holds AS boolean[])
     ) WITH ORDINALITY
-      AS b(stream_id, stream_type, expected, new_version, command_id, reply, handled_gate, i)
+      AS b(stream_id, stream_type, expected, new_version, command_id, reply, handled_gate, holds,
+           i)
 ),
 s AS (
     UPDATE streams t SET version = b.new_version, updated_at = now()
@@ -165,7 +167,7 @@ s AS (
           SELECT 1 FROM commands c
           WHERE c.stream_id = b.stream_id AND c.command_id = b.command_id OFFSET 0))
     RETURNING b.i, b.stream_id, b.stream_type, b.new_version, b.command_id, b.reply,
-              b.handled_gate
+              b.handled_gate, b.holds
 ),
 n AS (SELECT count(*) AS ok FROM s),
 c AS (
@@ -182,12 +184,15 @@ a AS (
 ),
 p AS (
     INSERT INTO pending_acks (stream_id, version, player_id, gate_version)
-    SELECT s.stream_id, a.version, a.player_id, s.new_version FROM a JOIN s ON s.i = a.bi
+    SELECT s.stream_id, a.version, a.player_id,
+           CASE WHEN s.holds THEN s.new_version ELSE -s.new_version END
+    FROM a JOIN s ON s.i = a.bi
 ),
 g AS (
     INSERT INTO gates (stream_id, version, remaining)
     SELECT s.stream_id, s.new_version, k.n
     FROM (SELECT bi, count(*) AS n FROM a GROUP BY bi) AS k JOIN s ON s.i = k.bi
+    WHERE s.holds
 ),
 h AS (
     UPDATE gates SET handled = true FROM s
@@ -253,7 +258,8 @@ class _Prepared:
             "new_version": batch.last_version,
             "command_id": batch.command_id,
             "reply": None if batch.command_id is None else json_text(batch.reply or {}),
-            "gate": batch.last_version,
+            # a batch that holds nothing owes its acks under the negated version (gates.py)
+            "gate": batch.last_version if batch.holds else -batch.last_version,
             "ack_versions": ack_versions,
             "ack_players": ack_players,
             "handled_gate": batch.handled_gate,
@@ -427,6 +433,7 @@ class Appends:
             "command_ids": [b.command_id for b in batches],
             "replies": [p.state_params["reply"] for p in prepared],
             "handled": [b.handled_gate for b in batches],
+            "holds": [b.holds for b in batches],
             "ack_of": [],
             "ack_versions": [],
             "ack_players": [],

@@ -83,7 +83,7 @@ WITH m AS (
     RETURNING v.game_id
 ),
 acks AS (
-    SELECT min(gate_version) AS gate FROM pending_acks
+    SELECT min(abs(gate_version)) AS gate FROM pending_acks
     WHERE stream_id = CAST(:game AS text) AND gate_version <> {NOT_GATING}
 ),
 want AS (

@@ -4,7 +4,10 @@ An append with addressees writes one row of ``pending_acks`` per addressee and o
 row counting them (:mod:`.appends`). An ack deletes its pending row and counts the gate down
 under the gate's row lock, so exactly one ack, the last, releases it. An away player's owed
 acks are excused (:meth:`Gates.excuse`): the rows stay, for its sync, but hold no gate
-(``gate_version`` :data:`NOT_GATING`). A released gate is marked handled once its follow-up
+(``gate_version`` :data:`NOT_GATING`). A batch that holds nothing (``Append.holds`` false: told
+to some seats only) owes its acks under ``-version``: no gate waits for them, yet they are
+resent, listed by a sync and timed by the ack timeout like a gate's, and an ack of one is not
+an away player's. A released gate is marked handled once its follow-up
 is appended (``Append.handled_gate``) or found unnecessary; the sweep finds those left
 unhandled (:meth:`Gates.unhandled_releases`). The protocol the services run over these rows,
 and its timing, is specified in one place: ``cardroom_runtime.gate``.
@@ -36,7 +39,8 @@ ACK_LOCK_CLASS = int.from_bytes(b"ack", "big")
 # game, in game order (``l``, which the delete joins, so it is read first), and batches of the
 # same games take turns. The released event is read in a lateral subquery kept apart by
 # ``OFFSET 0``: joined plainly, a generic plan made on an empty table looks it up by the game
-# alone and reads every event of the game for each ack.
+# alone and reads every event of the game for each ack. ``open``'s look at the batch's own
+# acks is kept apart the same way, or such a plan anti-joins them with every owed row.
 _ACK_MANY = Statement(
     f"""
 WITH a AS (
@@ -61,7 +65,7 @@ d AS (
 ),
 c AS (
     SELECT stream_id, gate_version, count(*) AS n, max(i) AS last
-    FROM d WHERE gate_version <> 0 GROUP BY stream_id, gate_version
+    FROM d WHERE gate_version > 0 GROUP BY stream_id, gate_version
 ),
 u AS (
     UPDATE gates g
@@ -76,11 +80,11 @@ SELECT a.i, EXISTS (SELECT 1 FROM d WHERE d.i = a.i) AS deleted, r.version AS re
        EXISTS (SELECT 1 FROM d WHERE d.i = a.i AND d.gate_version = 0) AS away,
        r.version IS NOT NULL AND NOT EXISTS (
            SELECT 1 FROM pending_acks p
-           WHERE p.stream_id = a.stream_id AND p.gate_version <> 0
+           WHERE p.stream_id = a.stream_id AND p.gate_version > 0
              AND NOT EXISTS (
                  SELECT 1 FROM a AS mine
                  WHERE mine.stream_id = p.stream_id AND mine.version = p.version
-                   AND mine.player_id = p.player_id)
+                   AND mine.player_id = p.player_id OFFSET 0)
        ) AS open
 FROM a LEFT JOIN u AS r ON r.last = a.i AND r.remaining = 0
 LEFT JOIN LATERAL (  -- the released event, looked up by its whole key (see below)
@@ -105,7 +109,7 @@ version 0): an away player's, see :meth:`EventStore.excuse`."""
 # True when no acknowledgement that holds the gate is owed for the stream.
 _OPEN_SQL = f"""NOT EXISTS (
     SELECT 1 FROM pending_acks
-    WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> {NOT_GATING}
+    WHERE stream_id = CAST(:stream_id AS text) AND gate_version > {NOT_GATING}
 )"""
 
 _GATE_OPEN = Statement(f"SELECT {_OPEN_SQL}")
@@ -140,7 +144,7 @@ _DEBTORS = text(
     """
 SELECT DISTINCT player_id FROM pending_acks
 WHERE stream_id = CAST(:stream_id AS text) AND gate_version <> 0
-  AND gate_version <= CAST(:gate AS integer)
+  AND abs(gate_version) <= CAST(:gate AS integer)
 """
 )
 
@@ -161,7 +165,8 @@ moved AS (
       AND p.player_id = old.player_id
     RETURNING old.gate_version
 )
-SELECT gate_version, count(*) AS n FROM moved GROUP BY gate_version ORDER BY gate_version
+SELECT gate_version, count(*) AS n FROM moved WHERE gate_version > 0
+GROUP BY gate_version ORDER BY gate_version
 """
 )
 

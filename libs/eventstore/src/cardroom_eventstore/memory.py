@@ -137,13 +137,14 @@ class InMemoryEventStore:
         if batch.command_id is not None and reply is not None:
             self._commands[(batch.stream_id, batch.command_id)] = reply
         owed = 0
+        gate_version = batch.last_version if batch.holds else -batch.last_version
         for version, event in enumerate(batch.events, start=batch.expected_version + 1):
             for player in sorted(event.addressees):
                 self._pending[(batch.stream_id, event.shown.get(player, version), player)] = (
-                    batch.last_version
+                    gate_version
                 )
                 owed += 1
-        if owed:
+        if owed and batch.holds:
             self._gates[(batch.stream_id, batch.last_version)] = _Gate(owed)
         if batch.handled_gate is not None:
             gate = self._gates.get((batch.stream_id, batch.handled_gate))
@@ -244,7 +245,7 @@ class InMemoryEventStore:
         last: dict[tuple[str, int], int] = {}
         lost: dict[tuple[str, int], int] = {}
         for i, gate_version in deleted.items():
-            if gate_version != NOT_GATING:
+            if gate_version > NOT_GATING:
                 gate = (acks[i][0], gate_version)
                 lost[gate] = lost.get(gate, 0) + 1
                 last[gate] = i
@@ -279,7 +280,7 @@ class InMemoryEventStore:
 
     def _open(self, stream_id: str) -> bool:
         return not any(
-            s == stream_id and gate != NOT_GATING for (s, _, _), gate in self._pending.items()
+            s == stream_id and gate > NOT_GATING for (s, _, _), gate in self._pending.items()
         )
 
     async def pending(self, stream_id: str) -> dict[int, frozenset[str]]:
@@ -318,7 +319,7 @@ class InMemoryEventStore:
         return {
             p
             for (s, _, p), g in self._pending.items()
-            if s == stream_id and g != NOT_GATING and g <= gate
+            if s == stream_id and g != NOT_GATING and abs(g) <= gate
         }
 
     async def excuse(self, stream_id: str, players: Collection[str]) -> list[int]:
@@ -326,7 +327,8 @@ class InMemoryEventStore:
         for key, gate in self._pending.items():
             if key[0] == stream_id and key[2] in players and gate != NOT_GATING:
                 self._pending[key] = NOT_GATING
-                lost[gate] = lost.get(gate, 0) + 1
+                if gate > NOT_GATING:  # (a batch that holds nothing has no gate)
+                    lost[gate] = lost.get(gate, 0) + 1
         return [g for g in sorted(lost) if self._count_down((stream_id, g), lost[g])]
 
     async def unhandled_releases(
@@ -491,7 +493,7 @@ class InMemoryDeadlines:
             return None  # an evaluation never goes back
         self._versions[game] = (version, active)
         want = [(d.key, float(d.seconds), d.since) for d in wanted]
-        gates = [g for (s, _, _), g in self._store._pending.items() if s == game and g]
+        gates = [abs(g) for (s, _, _), g in self._store._pending.items() if s == game and g]
         if gates and ack_timeout is not None:
             want.append((f"{ACKS}{min(gates)}", ack_timeout, min(gates)))
         keys = {key for key, _, _ in want}

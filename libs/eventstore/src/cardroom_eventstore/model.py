@@ -75,6 +75,10 @@ class Append:
     - ``handled_gate``: mark the released gate of that version as handled (its follow-up is
       this append). Only with ``handled_gate`` may ``events`` be empty: then the append checks
       the expected version, marks the gate and appends nothing.
+    - ``holds``: whether the acknowledgements owed hold a gate. False: they are owed (resent,
+      listed by a sync, timed by the ack timeout) but hold nothing (``gate_version``
+      ``-last_version``, no ``gates`` row): a batch told to some seats only, whose gate the
+      others would see in their own commands being held.
     """
 
     stream_id: str
@@ -84,6 +88,7 @@ class Append:
     command_id: str | None = None
     reply: dict[str, Any] | None = None
     handled_gate: int | None = None
+    holds: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "events", tuple(self.events))

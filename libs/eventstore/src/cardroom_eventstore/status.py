@@ -31,7 +31,7 @@ _GATES = sa.text(
     """
 SELECT count(*) AS gates,
        coalesce(extract(epoch FROM now() - min(e.recorded_at)), 0) AS oldest
-FROM (SELECT DISTINCT stream_id, gate_version FROM pending_acks WHERE gate_version <> 0) AS g
+FROM (SELECT DISTINCT stream_id, gate_version FROM pending_acks WHERE gate_version > 0) AS g
 JOIN events e ON e.stream_id = g.stream_id AND e.version = g.gate_version
 """
 )
