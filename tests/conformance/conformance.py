@@ -11,8 +11,9 @@ What is checked, one function each:
 
 - :func:`addressed_only` -- an event addressed to some seats that is no public news changes
   nothing the others can observe (their views, the ``version`` included, their actions, the
-  spectator's view), but for the player whose move it was; each addressee sees its version
-  move by exactly one (it acknowledges by that number);
+  spectator's view, the turn clock by which the house plays for a slow mover), but for the
+  player whose move it was; each addressee sees its version move by exactly one (it
+  acknowledges by that number);
 - :func:`notifications_hold_no_secret` -- no notification names a distinctive value that
   another seat sees and its addressee does not (a hidden card), unless all are told alike;
 - :func:`public_is_public` -- what a spectator sees, every seat sees too (a seat may know a
@@ -199,6 +200,8 @@ def addressed_only(played: Played) -> Problems:
                 problems.append(f"{where}: for others than {player}, yet it sees a change")
         if observed(table, after, None) != observed(table, before, None):
             problems.append(f"{where}: for some seats only, yet a spectator sees a change")
+        if after.moved_at != before.moved_at:  # when the house plays for a slow mover
+            problems.append(f"{where}: for some seats only, yet the turn clock restarts")
     return problems
 
 

@@ -24,6 +24,7 @@ from cardroom_eventstore.memory import InMemoryEventStore
 from cardroom_gamemaster import Gamemaster, deadline_writes
 from cardroom_gamemaster.commands import command_key
 from cardroom_gamemaster.service import BOTS_AT_ONCE
+from cardroom_gamemaster.session import Loaded
 from cardroom_runtime.host import Asker, Runtime
 from cardroom_wire import (
     Command,
@@ -177,6 +178,46 @@ async def test_a_command_id_is_the_players_own_another_seat_may_name_the_same(
     assert await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1") == first
     assert await command(t.gm, t.game, t.other, type="bet", amount=2, id="c1") == second
     assert await t.store.stream_version(t.game) == version
+
+
+def _prompted(loaded: Loaded, player: str) -> bool:
+    game = loaded.state.game
+    return bool(game.turn == player and game.prompted)
+
+
+async def test_an_event_told_to_some_seats_only_holds_nobody(started: Started) -> None:
+    """The prompt goes to the player whose turn it is only (a private event: the others'
+    versions do not move). Until that player acknowledges it, the others' commands are judged
+    as if it had not happened (``not_your_turn``, not ``awaiting_acks``, which would tell them
+    it did); the prompt is still owed, and its player may move without acknowledging it."""
+    t = started
+    await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1")
+    # every ack but the next player's of its own prompt
+    while owed := [
+        (version, player)
+        for version, players in sorted((await t.store.pending(t.game)).items())
+        for player in sorted(players)
+        if not _prompted(await t.gm.sessions.load(t.game), t.other)
+    ]:
+        for version, player in owed:
+            result = await t.store.ack(t.game, version, player)
+            if result.released_gate is not None:
+                release = Release(game=t.game, version=result.released_gate)
+                await t.gm.on_release(release, Asker(SUBJECTS.release))
+    loaded = await t.gm.sessions.load(t.game)
+    assert _prompted(loaded, t.other)
+    assert loaded.table.movers(loaded.state) == [t.other]
+    prompt = loaded.state.seen(t.other)
+    assert await t.store.pending(t.game) == {prompt: frozenset({t.other})}
+    assert await t.store.gate_open(t.game)
+
+    with pytest.raises(Rejection) as refused:
+        await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c2")
+    assert refused.value.code == ErrorCode.NOT_YOUR_TURN
+    # the prompt's player moves; its ack of the prompt is still owed, and then taken
+    await command(t.gm, t.game, t.other, type="bet", amount=2, id="c3")
+    assert prompt in await t.store.pending_for_player(t.game, t.other)
+    assert (await t.store.ack(t.game, prompt, t.other)).accepted
 
 
 @pytest.mark.parametrize(

@@ -26,8 +26,9 @@ async def _handled(stack: Stack, game: str, version: int) -> bool:
 async def _prompted(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[str, Notification, asyncio.Queue[tuple[str, int]]]:
-    """A highcard game waiting for a bet: the prompt (its gate released, and that release
-    handled by the gamemaster with nothing to follow up), and the queue of those releases."""
+    """A take5 game waiting for its players' cards: the prompt (told to every seat, its gate
+    released, and that release handled by the gamemaster with nothing to follow up), and the
+    queue of those releases. (A prompt told to its player only would hold no gate.)"""
     later: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
     original = gates.Follower.mark_later
 
@@ -46,7 +47,7 @@ async def _prompted(
 
     for client in (alice, bob):
         client.on_notification(lambda note: asyncio.sleep(0), after_ack=after)
-    game = await alice.create("highcard", {}, seats=2)
+    game = await alice.create("take5", {}, seats=2)
     await bob.join(game)
     async with asyncio.timeout(30):
         prompt = await prompts.get()
@@ -62,7 +63,8 @@ async def test_the_next_command_marks_the_released_gate(
     game, prompt, _ = await _prompted(stack, monkeypatch)
     assert not await _handled(stack, game, prompt.version)
     client = await stack.client(prompt.player)
-    await client.command(game, "bet", amount=1)
+    move = dict(prompt.actions[0])
+    await client.command(game, move.pop("type"), **move)
     assert await _handled(stack, game, prompt.version)
 
 

@@ -185,6 +185,17 @@ class TableState:
             return at - self.hidden.get(player, 0)
         return at - self.private
 
+    def left_out(self, before: TableState) -> bool:
+        """Whether the one event from ``before`` to this state was told to some seats only,
+        leaving a seat out (which then does not count it, :meth:`seen`).
+
+        A batch of such events only holds no gate (``Append.holds``): a seat left out would
+        otherwise see the game held by what it was not told, its own commands refused
+        ``awaiting_acks`` until the others acknowledged (in papas: that somebody passed).
+        Their acknowledgements are owed all the same: resent, listed by a sync, timed by the
+        ack timeout."""
+        return any(self.hidden.get(p, 0) > before.hidden.get(p, 0) for p in self.seats)
+
     def summary(self) -> dict[str, Any]:
         return {
             "game": self.game_id,
@@ -538,10 +549,12 @@ class Table:
         for player in state.seats:
             if player not in audience:
                 hidden[player] = hidden.get(player, 0) + 1
-        # a new object of _moved's own: set its two fields without replace's cost
+        # a new object of _moved's own: set its fields without replace's cost
         fields = moved.__dict__
         fields["private"] = state.private + 1
         fields["hidden"] = hidden
+        # nor does the turn clock restart (the house's moves would time it for the others)
+        fields["moved_at"] = state.moved_at
         return moved
 
     def evolve_many(self, state: TableState, events: Iterable[Event]) -> TableState:

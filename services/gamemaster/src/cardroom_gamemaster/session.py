@@ -161,6 +161,7 @@ class _Batch:
     events: list[NewEvent] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     addressed: set[str] = field(default_factory=set)
+    holds: bool = False  # some event was told to every seat: the gate waits (TableState.left_out)
 
 
 def _numbered(loaded: Loaded, items: Sequence[Item]) -> _Batch:
@@ -182,6 +183,7 @@ def _numbered(loaded: Loaded, items: Sequence[Item]) -> _Batch:
         if all(v == after.version for v in shown.values()):
             shown = {}
         batch.events.append(NewEvent(event["type"], data, dict(meta), to, shown=shown))
+        batch.holds = batch.holds or not after.left_out(state)
         state = after
     batch.state = state
     return batch
@@ -357,6 +359,7 @@ class Sessions:
             command_id=command_key,
             reply=reply,
             handled_gate=handled_gate,
+            holds=batch.holds,
         )
         try:
             with tracing.span("append", {"cardroom.game": game, "cardroom.events": len(items)}):
@@ -372,7 +375,7 @@ class Sessions:
             loaded.gate.unmarked.discard(handled_gate)
         self._count(batch)
         await self.notifier.publish(game, batch.notes)
-        return await self._excuse_away(loaded, batch.addressed)
+        return await self._excuse_away(loaded, batch.addressed, batch.holds)
 
     def _count(self, batch: _Batch) -> None:
         game_type = batch.state.game_type
@@ -381,9 +384,10 @@ class Sessions:
             if stored.type in PRESENCE:
                 self.presence.labels(game_type, stored.type.removeprefix("table.")).inc()
 
-    async def _excuse_away(self, loaded: Loaded, addressed: set[str]) -> Appended:
+    async def _excuse_away(self, loaded: Loaded, addressed: set[str], holds: bool) -> Appended:
         """Excuse the away addressees of what was just appended; whether anybody present
-        must acknowledge it."""
+        must acknowledge it before the game moves on (never, for a batch that holds no
+        gate)."""
         state, game = loaded.state, loaded.state.game_id
         away = addressed & set(state.away)
         released: list[int] = []
@@ -393,7 +397,7 @@ class Sessions:
             except Exception:  # the ack timeout or a reconcile excuses them later
                 log.exception("excusing %s in %s", sorted(away), game)
                 return Appended([], True)
-        gated = bool(addressed - set(state.away))
+        gated = holds and bool(addressed - set(state.away))
         if not gated:
             loaded.gate.open_at = state.version
         return Appended(released, gated)
