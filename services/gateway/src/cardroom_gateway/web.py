@@ -9,7 +9,7 @@
   ``cardroom games`` prints), for the lobby's create form;
 - ``/api/public?game=``: the spectators' view of a table as the projector stored it last (what
   ``<root>.public.<game>`` carried last), so a spectator sees the present before the next
-  move; public information only;
+  move; public information only (503 ``unavailable`` while the database is away);
 - ``/nats``: a WebSocket carrying the NATS protocol to the NATS server, byte for byte, for a
   server without a WebSocket listener of its own (a local nats-server on 4222). The bridge
   authenticates nothing and adds no rights: the browser sends its own ``CONNECT`` with its
@@ -46,7 +46,7 @@ from urllib.parse import parse_qs, urlsplit
 from cardroom_client import CardroomError, Client
 from cardroom_engine import NEW_TABLE, Bot, registry
 from cardroom_eventstore import readmodels
-from cardroom_runtime.host import Asker, Service
+from cardroom_runtime.host import Asker, Service, storage_unavailable
 from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import ErrorCode, Notification, SeatBotsAt, WireError, check_id, ok
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -255,7 +255,13 @@ class Web(Service):
         except WireError:  # the id names a shard this cardroom lacks: no such table
             stored = None
         else:
-            stored = await store.view(game, readmodels.SPECTATOR)
+            try:
+                stored = await store.view(game, readmodels.SPECTATOR)
+            except Exception as exc:
+                if not storage_unavailable(exc):
+                    raise
+                # as every request's answer while the database is away: retried, not a 500
+                return _json(_error("unavailable", "storage is unavailable; try again"), 503)
         if stored is None:
             return _json(_error("unknown_game", "no public view of that table yet"), 404)
         return _json(
