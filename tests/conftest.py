@@ -20,7 +20,10 @@ Fixtures (session-scoped unless said otherwise):
 - ``subject_root``: the unique first subject token of this run;
 - ``settings``: a :class:`~cardroom_runtime.settings.Settings` with the values above;
 - ``fresh_database`` (function-scoped): ``await fresh_database()`` creates another empty
-  database (``migrated=True``: at head) and returns its URL; dropped after the test.
+  database (``migrated=True``: at head) and returns its URL; dropped after the test;
+- ``roomless_role`` (function-scoped): the name of a role that may log in but hold no
+  connection (``CONNECTION LIMIT 0``): the server refuses it every one, "too many
+  connections"; dropped after the test.
 """
 
 from __future__ import annotations
@@ -205,3 +208,22 @@ async def fresh_database(
     yield make
     for name in created:
         await drop_database(database_admin_url, name)
+
+
+@pytest.fixture
+async def roomless_role(database_admin_url: str) -> AsyncIterator[str]:
+    from sqlalchemy import pool, text
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    role = f"cardroom_full_{secrets.token_hex(6)}"
+    admin = create_async_engine(
+        database_admin_url, isolation_level="AUTOCOMMIT", poolclass=pool.NullPool
+    )
+    try:
+        async with admin.connect() as conn:
+            await conn.execute(text(f'CREATE ROLE "{role}" LOGIN CONNECTION LIMIT 0'))
+        yield role
+        async with admin.connect() as conn:
+            await conn.execute(text(f'DROP ROLE IF EXISTS "{role}"'))
+    finally:
+        await admin.dispose()

@@ -5,9 +5,6 @@ a real server refusing a role's connections."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
-
 import pytest
 from cardroom_eventstore import Append, EventStore, NewEvent
 from cardroom_runtime.host import storage_unavailable
@@ -15,21 +12,10 @@ from sqlalchemy import make_url
 
 
 @pytest.fixture
-async def full_url(
-    es_database_url: str, es_run_sql: Callable[..., Awaitable[None]]
-) -> AsyncIterator[str]:
-    """The test database as a role that may hold no connection at all (CONNECTION LIMIT 0):
-    the server answers every connection of it "too many connections" (SQLSTATE 53300)."""
-    role = f"cardroom_full_{uuid.uuid4().hex[:12]}"
-    await es_run_sql(es_database_url, f'CREATE ROLE "{role}" LOGIN CONNECTION LIMIT 0')
-    try:
-        yield (
-            make_url(es_database_url)
-            .set(username=role, password=None)
-            .render_as_string(hide_password=False)
-        )
-    finally:
-        await es_run_sql(es_database_url, f'DROP ROLE IF EXISTS "{role}"')
+def full_url(es_database_url: str, roomless_role: str) -> str:
+    """The test database as a role the server refuses every connection (SQLSTATE 53300)."""
+    url = make_url(es_database_url).set(username=roomless_role, password=None)
+    return url.render_as_string(hide_password=False)
 
 
 async def test_a_server_without_room_is_storage_unavailable(full_url: str) -> None:

@@ -18,8 +18,6 @@ from cardroom_eventstore import EventStore
 from cardroom_gateway import Web, WebSettings
 from cardroom_gateway import web as web_module
 from cardroom_wire import ErrorCode
-from sqlalchemy import pool, text
-from sqlalchemy.ext.asyncio import create_async_engine
 from support.browser import WebStack
 from websockets.asyncio.client import connect as ws_connect
 
@@ -87,27 +85,16 @@ async def test_a_path_too_long_for_a_file_name_is_not_found(
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
 
 
-async def run_sql(url: str, statement: str) -> None:
-    engine = create_async_engine(url, isolation_level="AUTOCOMMIT", poolclass=pool.NullPool)
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(text(statement))
-    finally:
-        await engine.dispose()
-
-
 async def test_the_public_view_while_the_database_has_no_room_is_unavailable(
     web_stack: WebStack,
-    database_admin_url: str,
+    roomless_role: str,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """PostgreSQL refusing the web edge a connection (a role that may hold none: "too many
     connections") is answered 503 ``unavailable``, which a page retries, not a 500."""
     web = next(s for s in web_stack.host.services if isinstance(s, Web))
-    role = f"cardroom_full_{secrets.token_hex(6)}"
-    await run_sql(database_admin_url, f'CREATE ROLE "{role}" LOGIN CONNECTION LIMIT 0')
-    url = web.store_of("g1").engine.url.set(username=role, password=None)
+    url = web.store_of("g1").engine.url.set(username=roomless_role, password=None)
     full = await EventStore.connect(url.render_as_string(hide_password=False))
     try:
         monkeypatch.setattr(web, "store_of", lambda game: full)
@@ -119,7 +106,6 @@ async def test_the_public_view_while_the_database_has_no_room_is_unavailable(
         assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
     finally:
         await full.close()
-        await run_sql(database_admin_url, f'DROP ROLE IF EXISTS "{role}"')
 
 
 async def test_bad_public_view_requests(web_stack: WebStack) -> None:

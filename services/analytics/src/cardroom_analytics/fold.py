@@ -200,11 +200,11 @@ class Ledger:
         if isinstance(command, str) and command:
             # one move's events share its player and command id; ids are each player's own
             actor = record.metadata.get("actor")
-            command = f"{actor}.{command}" if isinstance(actor, str) else command
-        if isinstance(command, str) and command and command != game.last_command:
-            game.moves += 1
-            stats.moves += 1
-            game.last_command = command
+            move = f"{actor}.{command}" if isinstance(actor, str) else command
+            if move != game.last_command:
+                game.moves += 1
+                stats.moves += 1
+                game.last_command = move
         data = record.data
         if record.type == CREATED:
             game.creator = _str_or_none(data.get("creator"))

@@ -233,6 +233,15 @@ class Web(Service):
 
     # -- HTTP -------------------------------------------------------------------------------
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
+        try:
+            return await self._route(request)
+        except Exception as exc:
+            if not storage_unavailable(exc):
+                raise
+            # as every request's answer while the database is away: retried, not a 500
+            return _json(_error("unavailable", "storage is unavailable; try again"), 503)
+
+    async def _route(self, request: Request) -> Response | None:
         path = urlsplit(request.path).path
         if path == "/nats":
             return None  # the WebSocket handshake goes on: the bridge
@@ -255,13 +264,7 @@ class Web(Service):
         except WireError:  # the id names a shard this cardroom lacks: no such table
             stored = None
         else:
-            try:
-                stored = await store.view(game, readmodels.SPECTATOR)
-            except Exception as exc:
-                if not storage_unavailable(exc):
-                    raise
-                # as every request's answer while the database is away: retried, not a 500
-                return _json(_error("unavailable", "storage is unavailable; try again"), 503)
+            stored = await store.view(game, readmodels.SPECTATOR)
         if stored is None:
             return _json(_error("unknown_game", "no public view of that table yet"), 404)
         return _json(
