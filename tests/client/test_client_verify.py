@@ -121,3 +121,35 @@ async def test_without_a_verifier_a_transition_is_not_handled_nor_acked(
     finally:
         await client.close()
         await server.close()
+
+
+async def test_a_transition_its_handler_failed_on_is_not_checked_again(
+    nats_url: str, subject_root: str
+) -> None:
+    """A handler that fails leaves the notification unacknowledged, to come again. Its
+    transition was checked already: the verdict stands (a verifier checks each version once,
+    and would refuse it as replayed)."""
+    root = f"{subject_root}reverify"
+    server, client, acks = await _setup(nats_url, root)
+    failures = [1]
+
+    async def handler(note: Notification) -> None:
+        if failures:
+            failures.pop()
+            raise RuntimeError("the handler fails once")
+
+    client.on_notification(handler)
+    verifier = Verifier()
+    try:
+        client.verify("g1", verifier)
+        feed = client._feed("g1")
+        feed.queue.put_nowait(_note(1))
+        await wait_until(lambda: not failures and feed.queue.empty(), timeout=10)
+        assert acks == []
+        feed.queue.put_nowait(_note(1))  # as a resend or a sync brings it again
+        await wait_until(lambda: len(acks) == 1, timeout=10)
+        assert acks == [{"type": "ack", "version": 11, "signature": "0b" * 64}]
+        assert verifier.checked == [11]
+    finally:
+        await client.close()
+        await server.close()

@@ -3,7 +3,8 @@
 A transition counts once every player has signed it. When a player is sent a transition
 that does not hold (here the server's relay to one player is altered on its way: the deck of
 a shuffle reordered), its client rejects it, the ack carries the rejection with the
-evidence, and the table halts: the outcome blames the server and nobody wins. A player whose
+evidence, and the table halts: the outcome blames the player that halted it (the server
+recorded only what its rules decided), with its claim against the server kept. A player whose
 client acknowledges without signing halts the table too, and is blamed. And an ack can leave
 a signature only for a transition owed to its sender.
 """
@@ -71,9 +72,13 @@ async def _finish(game: str, bots: list[BotPlayer]) -> dict[str, Any]:
     return bots[0].outcomes[game]
 
 
-async def test_an_altered_relay_is_rejected_and_the_table_halts_blaming_the_server(
+async def test_an_altered_relay_is_rejected_and_the_table_halts_with_the_claim_recorded(
     stack: Stack,
 ) -> None:
+    """The victim's program refuses what it was sent and blames the server; the table
+    halts there. The server recorded what its rules decided, so its outcome blames the
+    player that halted the game (else any player could halt one it is losing and name
+    another seat); the victim's claim and evidence are in the record."""
     game, bots = await _seat(stack, ["s0", "s1"])
     victim = bots[1]
     finished = victim.watch(game, "macaua")
@@ -86,10 +91,11 @@ async def test_an_altered_relay_is_rejected_and_the_table_halts_blaming_the_serv
     assert tampered.tampered_at is not None
     details = outcome["details"]
     assert details["result"] == "rejected"
-    assert details["blame"] == "server"
+    assert details["blame"] == "s1"
+    assert details["rejected"]["claim"] == "server"
     assert details["rejected"]["player"] == "s1"
     assert details["rejected"]["version"] == tampered.tampered_at
-    assert outcome["ranking"] == [["s0", "s1"]]  # nobody wins a game the server spoiled
+    assert outcome["ranking"] == [["s0"], ["s1"]]
     # the evidence is recorded: the transition as the victim received it
     records = await stack.store.read_stream(game)
     halt = [r for r in records if r.type == "macaua.rejected"]

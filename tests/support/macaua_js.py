@@ -98,6 +98,12 @@ class JsSeat:
         cards: list[str] = self.js("hand", player=self.player, view=view)
         return cards
 
+    def asked(self) -> dict[str, Any] | None:
+        """The move the seat's checked copy (after :meth:`verify`) asks it to make itself,
+        as the page builds it: kind, deck, and the positions whose keys it publishes."""
+        asked: dict[str, Any] | None = self.js("asked", player=self.player)
+        return asked
+
     def verify(
         self,
         game_id: str,

@@ -134,6 +134,11 @@ const OPS = {
     return { verify_key: me.verifyKey };
   },
   act,
+  /** What the seat's checked copy (its verifier, as ``verify`` left it) asks it to make. */
+  asked: ({ player }) => {
+    const v = mp.TransitionVerifier.fromJSON(load(player), JSON.parse(verifiers.get(player)));
+    return mp.askedOf(v.state, player);
+  },
   sign: ({ player, binding, version, transition }) => load(player).signTransition(binding, version, transition),
   hand: ({ player, view }) => load(player).hand(view.state ?? view).map((c) => c.card),
 };

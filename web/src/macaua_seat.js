@@ -2,7 +2,7 @@
 // secrets, made here from the browser's CSPRNG) and its own checked copy of the game. Both
 // stay in this tab's sessionStorage, so a reload keeps the seat; only the seat's verify key
 // (at the join), published card keys (in moves) and signatures ever leave the page.
-import { MacauaPlayer, TransitionVerifier, UnverifiableTransition, ready } from "./macaua/index.js";
+import { MacauaPlayer, TransitionVerifier, UnverifiableTransition, askedOf, ready } from "./macaua/index.js";
 
 const KEPT = 64; // the last verdicts kept, to acknowledge a resend again
 
@@ -109,9 +109,15 @@ export class MacauaSeat {
     return command;
   }
 
-  /** The move a listed action other than play or draw asks for (the page makes it itself). */
-  automatic(action) {
-    return this.command(this.player.build(this.view(), action));
+  /** What this seat's checked copy asks of it that the page makes itself (keys, shuffle,
+   * mask, card keys, the audit's), or null: never the server's listing (``askedOf``). */
+  asked() {
+    return this.state && !this.rejected ? askedOf(this.state, this.player.player) : null;
+  }
+
+  /** The move ``asked()`` names, built and signed on this copy. */
+  automatic(asked) {
+    return this.command(this.player.build(this.view(), asked));
   }
 
   play(cards, suit = null) {

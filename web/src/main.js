@@ -511,14 +511,17 @@ class TablePage {
   }
 
   /** A Macaua seat's own moves of the deal (keys, shuffle, mask, card keys, the audit) are
-   * the page's to make, once each: only a play or a draw is the person's choice. */
+   * the page's to make, once each: only a play or a draw is the person's choice. The move is
+   * the one the seat's own checked copy asks for, made once the server lists that kind too
+   * (the game is ready for it); the server's listing never says which keys to publish. */
   automatic() {
     const action = this.actions[0];
     const seat = this.seat;
-    if (!seat?.state || !action || ["play", "draw"].includes(action.kind) || seat.rejected) return;
+    const asked = seat?.asked();
+    if (!asked || !action || action.kind !== asked.kind) return;
     if (this.busy || this.autoSeq === seat.state.seq) return;
     this.autoSeq = seat.state.seq;
-    setTimeout(() => this.act(() => seat.automatic(action)), 0);
+    setTimeout(() => this.act(() => seat.automatic(asked)), 0);
   }
 
   synced(reply) {

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cardroom_games.macaua import GAME, MacauaConfig
 from cardroom_games.macaua.bots import HeuristicBot
 from cardroom_mentalpoker import check_transition
 from macaua_support import Harness
@@ -226,3 +227,39 @@ def test_the_page_blames_a_cheating_player_relayed_by_a_lax_server(js: MacauaJs)
     assert refused["blame"] == cheat
     # the code an honest server refuses the move with
     assert refused["code"] == h.refused(cheat, command) == "card_mismatch"
+
+
+SELF_MADE = ("keys", "shuffle", "mask", "reveal", "audit")
+
+
+def test_the_page_makes_the_moves_its_own_copy_asks_for(small: Played) -> None:
+    """The page builds its own moves (keys, shuffle, mask, card keys, the audit's) from what
+    its checked copy asks (``askedOf``), never from the server's listing: after every
+    transition, what it would make is what the rules ask of it there, and it never names the
+    key of a card in its own hand."""
+    for player, seat in small.seats.items():
+        notes = small.notes(player)
+        setup = notes[0][1]["setup"]
+        state = GAME.setup(MacauaConfig.model_validate(setup["config"]), setup["seats"])
+        state = GAME.bind_keys(GAME.bind_table(state, small.game_id), setup["keys"])
+        made: set[str] = set()
+        for n, (version, message) in enumerate(notes):
+            seat.verify(small.game_id, [(version, message)], fresh=n == 0)
+            state = GAME.evolve(state, message["transition"])
+            asked = seat.asked()
+            actions = [a for a in GAME.actions(state, player) if a["kind"] in SELF_MADE]
+            if not actions:
+                assert asked is None, (version, asked)
+                continue
+            expected = actions[0]
+            assert asked is not None, (version, expected)
+            assert (asked["kind"], asked["deck"]) == (expected["kind"], expected["deck"])
+            if "positions" in expected:
+                assert sorted(map(tuple, asked["positions"])) == sorted(
+                    map(tuple, expected["positions"])
+                )
+                if asked["kind"] == "reveal":
+                    own = {tuple(pos) for pos in state.hands.get(player, ())}
+                    assert not own & set(map(tuple, asked["positions"]))
+            made.add(asked["kind"])
+        assert set(SELF_MADE) <= made, made

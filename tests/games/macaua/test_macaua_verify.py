@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from cardroom_engine import Table
 from cardroom_games.macaua import GAME, MacauaBot, TransitionVerifier
 from cardroom_games.macaua.bots import RandomMacauaBot
 from cardroom_games.macaua.verify import Unverifiable
@@ -299,40 +298,26 @@ def test_a_verifier_of_another_table_rejects_the_binding(played: Harness) -> Non
     assert verdict.rejection["code"] == "wrong_game"
 
 
-def test_the_halt_names_the_blamed_party_and_the_outcome_ranks_it_last() -> None:
-    h = Harness(3, {"max_turns": 40}, seed=5, bot=RandomMacauaBot)
-    h.to_play()
-    table: Table = h.table
-    state = h.local.state
-    blamed = h.seats[2]
-    rejection = {"code": "card_mismatch", "reason": "x", "blame": blamed, "evidence": {"a": 1}}
-    events = GAME.halt(state.game, state.version, h.seats[0], rejection)
-    h.local.apply(events)
-    h.local.settle(h.rng)
-    outcome = table.outcome(h.local.state)
-    assert outcome is not None
-    assert outcome.ranking[-1] == [blamed]
-    assert outcome.details["blame"] == blamed
-    assert outcome.details["rejected"]["code"] == "card_mismatch"
-    # a server blamed: nobody wins
-    h2 = Harness(2, {"max_turns": 40}, seed=5, bot=RandomMacauaBot)
-    h2.to_play()
-    s2 = h2.local.state
-    h2.local.apply(GAME.halt(s2.game, s2.version, h2.seats[1], {"blame": "server", "code": "x"}))
-    h2.local.settle(h2.rng)
-    out2 = h2.table.outcome(h2.local.state)
-    assert out2 is not None
-    assert out2.ranking == [sorted(h2.seats)]
-    assert out2.details["blame"] == "server"
-    # a blame naming nobody at the table falls on the player who rejected
-    h3 = Harness(2, {"max_turns": 40}, seed=5, bot=RandomMacauaBot)
-    h3.to_play()
-    s3 = h3.local.state
-    h3.local.apply(GAME.halt(s3.game, s3.version, h3.seats[1], {"blame": "zz"}))
-    h3.local.settle(h3.rng)
-    out3 = h3.table.outcome(h3.local.state)
-    assert out3 is not None
-    assert out3.details["blame"] == h3.seats[1]
+def test_the_halt_blames_the_player_that_rejected_whatever_it_names() -> None:
+    """The server recorded only what its own rules decided, so a rejection of it is the
+    rejecter's doing: believed, it would let a player losing a game halt it with another
+    seat ranked last, or nobody winning. Whom the rejecter named stays as its claim."""
+    for claim in ("p2", "server", "zz", None):
+        h = Harness(3, {"max_turns": 40}, seed=5, bot=RandomMacauaBot)
+        h.to_play()
+        state = h.local.state
+        rejecter = h.seats[0]
+        rejection = {"code": "card_mismatch", "reason": "x", "evidence": {"a": 1}}
+        if claim is not None:
+            rejection["blame"] = claim
+        h.local.apply(GAME.halt(state.game, state.version, rejecter, rejection))
+        h.local.settle(h.rng)
+        outcome = h.table.outcome(h.local.state)
+        assert outcome is not None
+        assert outcome.ranking[-1] == [rejecter], claim
+        assert outcome.details["blame"] == rejecter
+        assert outcome.details["rejected"]["claim"] == claim
+        assert outcome.details["rejected"]["code"] == "card_mismatch"
 
 
 def test_bots_hand_out_verifiers_that_sign_with_their_seat_key() -> None:

@@ -151,6 +151,31 @@ export function auditPositions(state, player) {
   return out;
 }
 
+/** The move the rules ask of ``player`` in this checked copy that its program makes by
+ * itself (keys, shuffle, mask, the card keys of a deal or a draw, the audit's), with the
+ * deck and the positions this copy names: a program builds from this, never from the
+ * server's listing, which could name any card's position (a card in the player's own hand,
+ * the next fresh card) and have its key published. Null when it asks none (a play or a draw
+ * is the person's choice). */
+export function askedOf(state, player) {
+  if (!state || !mayMove(state, player)) return null;
+  const deck = deckNo(state);
+  switch (state.phase) {
+    case "keys":
+    case "mask":
+      return { kind: state.phase, deck };
+    case "shuffle":
+      return { kind: "shuffle", deck, proof: state.config.shuffle_proof };
+    case "deal":
+    case "draw":
+      return { kind: "reveal", deck, positions: (state.need[player] || []).map(([d, i]) => [d, i]) };
+    case "audit":
+      return { kind: "audit", deck, positions: auditPositions(state, player) };
+    default:
+      return null;
+  }
+}
+
 // -- decide: a move's checks ----------------------------------------------------------------
 const MOVE_FIELDS = {
   keys: ["kind", "deck", "keys", "verify_key"],

@@ -9,4 +9,5 @@ export * from "./protocol.js";
 export * from "./signing.js";
 export * from "./rules.js";
 export { MacauaPlayer } from "./player.js";
+export { askedOf } from "./game.js";
 export { TransitionVerifier, Unverifiable as UnverifiableTransition } from "./verify.js";

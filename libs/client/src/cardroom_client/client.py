@@ -707,12 +707,17 @@ class Client:
                         note.seq,
                     )
                 return
-            try:
-                verdict = await asyncio.to_thread(feed.verifier.check, note.version, note.message)
-            except Exception as exc:  # it cannot check (it missed the start): sign nothing
-                log.error("%s seq %s: not checked (%s): not acknowledged", note.game, note.seq, exc)
-                return
-            feed.signed[note.version] = verdict.ack_fields()
+            if note.version not in feed.signed:  # (checked once: a redelivery is not new)
+                try:
+                    verdict = await asyncio.to_thread(
+                        feed.verifier.check, note.version, note.message
+                    )
+                except Exception as exc:  # it cannot check (it missed the start): sign nothing
+                    log.error(
+                        "%s seq %s: not checked (%s): not acknowledged", note.game, note.seq, exc
+                    )
+                    return
+                feed.signed[note.version] = verdict.ack_fields()
             while len(feed.signed) > SIGNED_KEPT:
                 del feed.signed[min(feed.signed)]
         try:

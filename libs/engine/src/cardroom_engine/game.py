@@ -99,12 +99,19 @@ class Deadline:
     key: str = "timeout"
 
 
+class NoMove(Exception):
+    """Raised by a bot's ``choose`` that will not move on what it was given (a Macaua
+    player whose own check of the game asks nothing of it): the bot services send nothing,
+    and the game's deadlines go on as for any player that does not move."""
+
+
 class Bot(Protocol):
     """A player program. It sees only what its player sees.
 
     A bot whose ``choose`` is heavy CPU work (cryptography) sets a class attribute
     ``heavy_choices = True``: the bot services then call ``choose`` in a worker thread
-    (``asyncio.to_thread``) instead of on their event loop, so it must be thread-safe."""
+    (``asyncio.to_thread``) instead of on their event loop, so it must be thread-safe.
+    ``choose`` may raise :class:`NoMove` to make no move."""
 
     def observe(self, message: Message) -> None: ...
 

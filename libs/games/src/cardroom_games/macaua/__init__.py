@@ -71,8 +71,11 @@ is what stored production tables use.
 Transition signing: nobody has to trust the server. Every transition reaches every player
 whole, each player's program checks it on its own copy of the state with these same rules
 (:class:`TransitionVerifier`, in :mod:`.verify`) and acknowledges it with its signature, or
-with a rejection that halts the table (``macaua.rejected``) and blames the server or the
-player whose signed move broke the rules. The bots check and sign every transition.
+with a rejection that halts the table (``macaua.rejected``). The rejection says whom it
+blames (the server, or the player whose signed move broke the rules); the server, which
+recorded only what these rules decided, ranks the player that halted the table last and
+keeps that blame as its ``claim``. The bots check and sign every transition, and build each
+move from their own checked copy, never from the server's view or actions.
 
 Off the event loop: checking a move is CPU work (a shuffle's argument about 0.1 s), so the
 rules say ``heavy = True`` and the gamemaster runs ``decide`` in a worker thread; the SDK runs

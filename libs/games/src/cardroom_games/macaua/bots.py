@@ -99,6 +99,7 @@ class MacauaBot:
         self.known: dict[Pos, str | None] = {}
         self._chunks: dict[int, list[Any]] = {}
         self._lock = threading.Lock()
+        self.checked: TransitionVerifier | None = None  # what it acts on (:meth:`verifier`)
 
     @property
     def verify_key(self) -> str:
@@ -106,10 +107,24 @@ class MacauaBot:
         return verify_key_hex(self.signing_key)
 
     def verifier(self, game_id: str) -> TransitionVerifier:
-        """This player's check of every transition of ``game_id``, signing with its key."""
+        """This player's check of every transition of ``game_id``, signing with its key.
+        From then on this player acts only on what it checked: its moves are built from
+        the verifier's copy of the game, never from the view and actions the server sends
+        (:meth:`TransitionVerifier.asked`)."""
         from .verify import TransitionVerifier  # (verify imports the rules, which import bots)
 
-        return TransitionVerifier(self.player, self.signing_key, game_id)
+        self.checked = TransitionVerifier(self.player, self.signing_key, game_id)
+        return self.checked
+
+    def asked(
+        self, view: Mapping[str, Any], actions: Sequence[Mapping[str, Any]]
+    ) -> tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]:
+        """The view and actions a move is built from: the checked copy's once this player
+        has a verifier (it plays through a server), else those given (a table in this
+        process, as in the simulations, has no server between the players)."""
+        if self.checked is None:
+            return game_view(view), actions
+        return self.checked.asked()
 
     # -- the Bot protocol ---------------------------------------------------------------------
     def observe(self, message: Message) -> None:
@@ -118,9 +133,9 @@ class MacauaBot:
     def choose(
         self, view: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], rng: random.Random
     ) -> Mapping[str, Any]:
-        v = game_view(view)
         with self._lock:  # one choice at a time, whichever thread asks
-            move = self.build(v, actions, rng)
+            v, asked = self.asked(view, actions)
+            move = self.build(v, asked, rng)
             return self.sign(v, move)
 
     def completions(
@@ -130,9 +145,12 @@ class MacauaBot:
         actions are templates: only the player holds its keys and knows its cards): a play
         is each of its legal plays (an Ace declaring the first suit), anything else the one
         move its kind allows."""
-        v = game_view(view)
         with self._lock:
-            kind = action["kind"]
+            v, asked = self.asked(view, [action])
+            found = next((a for a in asked if a["kind"] == action["kind"]), None)
+            if found is None:  # not asked of this player in what it checked
+                return []
+            action, kind = found, found["kind"]
             if kind == "play":
                 moves = [
                     self.play_move(v, play, SUITS[0] if rank(play[0][1]) == "A" else None)

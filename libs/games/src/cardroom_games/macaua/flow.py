@@ -92,18 +92,24 @@ def halt(
 ) -> list[Event]:
     """The event that halts the table because ``player`` rejected the transition at
     ``version`` (``rejection``: its ``code``, ``reason``, ``blame`` and ``evidence``) or
-    acknowledged it without a valid signature (then the blame is the player's)."""
+    acknowledged it without a valid signature.
+
+    The blame is ``player``'s whatever the rejection names. The server records only what
+    its own rules decided or produced, so in its eyes a rejected transition holds and the
+    rejection is unfounded: were the named blame believed, any player could halt a game it
+    is losing and have another seat ranked last, or nobody win. Whom the rejecter blamed is
+    kept as its ``claim``, with its evidence, for anyone who holds the signed transcript to
+    judge."""
     if state.phase == "over":
         return []
-    blame = rejection.get("blame")
-    if blame != "server" and blame not in state.seats:
-        blame = player
+    claim = rejection.get("blame")
     return [
         {
             "type": REJECTED,
             "player": player,
             "version": version,
-            "blame": blame,
+            "blame": player,
+            "claim": cut(claim, 64) if isinstance(claim, str) else None,
             "code": cut(str(rejection.get("code", "rejected")), 64),
             "reason": cut(str(rejection.get("reason", "")), 500),
             "evidence": rejection.get("evidence") or {},
@@ -118,7 +124,7 @@ def outcome(state: MacauaState) -> Outcome | None:
     if state.audit is not None:
         details["audit"] = dict(state.audit)
     if state.rejected is not None:
-        # halted: the blamed player ranks last; when the server is blamed, nobody wins
+        # halted: the blamed player (the one that halted it) ranks last
         blame = state.rejected.get("blame")
         details["rejected"] = {k: v for k, v in state.rejected.items() if k != "evidence"}
         details["blame"] = blame

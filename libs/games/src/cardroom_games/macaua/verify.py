@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cardroom_engine import Rejection
+from cardroom_engine import NoMove, Rejection
 from cardroom_mentalpoker import sign_transition, state_hash, verify_key_hex
 from nacl.signing import SigningKey
 
@@ -45,7 +45,7 @@ from .config import MacauaConfig
 from .rules import Macaua
 from .state import MacauaState
 
-__all__ = ["TransitionVerifier", "Unverifiable", "Verdict"]
+__all__ = ["TransitionVerifier", "Untrusted", "Unverifiable", "Verdict"]
 
 # Refusals of a move that only a forged or misplaced envelope earns: its player signs only
 # over the state it was shown, so such a move did not come from it as relayed.
@@ -72,6 +72,12 @@ class Unverifiable(Exception):
     """This copy cannot check the transition (it did not see the game from its start: a
     program restarted mid-game has lost its keys too). Nothing to sign, nothing to blame:
     the player acknowledges nothing, as if away."""
+
+
+class Untrusted(NoMove):
+    """There is nothing checked to act on: this copy failed a transition (the table halts)
+    or has not seen the start, or the rules ask nothing of this player in it. The player's
+    program makes no move."""
 
 
 class Rejected(Exception):
@@ -125,6 +131,26 @@ class TransitionVerifier:
             self.checked = version
             binding = self.state.binding
             return Verdict(signature=sign_transition(self._key, binding, version, transition))
+
+    def asked(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """This player's view of its own checked copy, and the actions the rules ask of it
+        there: what its moves are built from, never the server's view or actions. (A server
+        that listed the position of a card in this player's hand, or of the next fresh
+        card, as a key to publish would otherwise learn that card; one that sent other
+        cards to shuffle or mask would learn this player's keys on them.) Raises
+        :class:`Untrusted` when there is nothing checked to act on."""
+        with self._lock:
+            state, failed = self.state, self.failed
+        if failed is not None:
+            raise Untrusted(f"a transition was rejected ({failed['code']}): the table halts")
+        if state is None:
+            raise Untrusted("this copy has not seen the game's start")
+        actions = _RULES.actions(state, self.player)
+        if not actions:
+            raise Untrusted("the rules ask nothing of this player now")
+        # (as the server sends them: JSON, whose arrays are lists)
+        view: dict[str, Any] = json.loads(json.dumps(_RULES.view(state, self.player)))
+        return view, json.loads(json.dumps(actions))
 
     # -- the checks --------------------------------------------------------------------------
     def _apply(self, transition: dict[str, Any], message: Mapping[str, Any]) -> MacauaState:
