@@ -76,6 +76,7 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
     decisions."""
     from cardroom_engine import registry
     from cardroom_engine.simulate import bots_chooser, play
+    from cardroom_games.macaua.config import weak_proofs
     from cardroom_runtime.games import load_games
 
     load_games()
@@ -98,7 +99,8 @@ def one_game(game: str, index: int) -> tuple[list[list[str]], float, int]:
     chooser = bots_chooser(rules, dict(zip(seats, kinds, strict=True)), made)
     if os.environ.get("ARENA_ORACLE"):
         chooser = _oracle(game, made, chooser, os.environ["ARENA_ORACLE"])
-    local = play(rules, seats, random.Random(index), CONFIGS[game], chooser, keys=keys or None)
+    with weak_proofs():  # (Macaua's shuffles unproved, in this one process)
+        local = play(rules, seats, random.Random(index), CONFIGS[game], chooser, keys=keys or None)
     outcome = local.outcome
     assert outcome is not None
     ranking = [[p.split("-")[0] for p in group] for group in outcome.ranking]

@@ -30,12 +30,12 @@ from games.macaua.macaua_leakmodel import LeakModel, all_keys, truth
 from support.stack import Stack, as_event, wait_until
 
 CASES = [
-    # players, config: a new table's shuffle argument; a stored table's cut-and-choose proof,
-    # at its default 64 rounds (sent in parts) with 2, fewer rounds for speed with 3; a turn
-    # limit bounds the time (a game that reaches it ends undecided, audited)
+    # players, config: a new table's shuffle argument; the cut-and-choose proof at its
+    # default 64 rounds, the fewest a new table may have (sent in parts); a turn limit bounds
+    # the time (a game that reaches it ends undecided, audited)
     (2, {"max_turns": 150}),
     (2, {"shuffle_proof": "rounds", "max_turns": 150}),
-    (3, {"shuffle_proof": "rounds", "shuffle_rounds": 8, "max_turns": 150}),
+    (3, {"shuffle_proof": "rounds", "max_turns": 150}),
     (6, {"max_turns": 150}),
 ]
 

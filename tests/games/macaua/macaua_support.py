@@ -20,6 +20,7 @@ from cardroom_engine import Rejection, Table
 from cardroom_engine.simulate import LocalGame, new_game
 from cardroom_games.macaua import GAME, MacauaBot, MacauaState
 from cardroom_games.macaua.bots import HeuristicBot
+from cardroom_games.macaua.config import weak_proofs
 from cardroom_mentalpoker import MACAUA_CARDS
 
 FAST: dict[str, Any] = {"shuffle_rounds": 2}
@@ -43,13 +44,16 @@ class Harness:
             p: kinds[i % len(kinds)](p) for i, p in enumerate(self.seats)
         }
         # every seat joins with its bot's verify key, as the lobby requires
-        self.local: LocalGame = new_game(
-            GAME,
-            self.seats,
-            self.rng,
-            {**FAST, **(config or {})},
-            keys={p: b.verify_key for p, b in self.bots.items()},
-        )
+        with weak_proofs():
+            self.local: LocalGame = new_game(
+                GAME,
+                self.seats,
+                self.rng,
+                {**FAST, **(config or {})},
+                keys={p: b.verify_key for p, b in self.bots.items()},
+            )
+        for b in self.bots.values():
+            b.min_rounds = 0  # (a player's check accepts them too)
 
     @property
     def table(self) -> Table:

@@ -263,3 +263,21 @@ def test_the_page_makes_the_moves_its_own_copy_asks_for(small: Played) -> None:
                     assert not own & set(map(tuple, asked["positions"]))
             made.add(asked["kind"])
         assert set(SELF_MADE) <= made, made
+
+
+def test_the_page_refuses_a_table_with_a_weak_proof_as_python_does(js: MacauaJs) -> None:
+    seats: dict[str, JsSeat] = {}
+
+    def page_seat(player: str) -> JsSeat:
+        seats[player] = JsSeat(js, player)
+        return seats[player]
+
+    h = Harness(2, {"shuffle_proof": "rounds", "shuffle_rounds": 2}, bot=[page_seat, HeuristicBot])
+    page = next(iter(seats))
+    notes = [
+        (s.version, s.notifications[page])
+        for s in h.local.steps
+        if "transition" in s.notifications.get(page, {})
+    ][:1]
+    refused = seats[page].verify(h.game.binding.split("/")[0], notes)["verdicts"][0]["reject"]
+    assert (refused["code"], refused["blame"]) == ("weak_proof", "server")

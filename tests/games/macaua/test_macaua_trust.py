@@ -6,7 +6,8 @@ next fresh card: the server then opens it) and shuffle or mask whatever cards th
 sent (exposing its keys on cards the server chose). Once a player has a verifier (as it
 has whenever it plays through a server), its moves are built from the verifier's copy of the
 game and the rules' actions there: a forged action or view changes nothing, and with
-nothing checked to act on it makes no move at all.
+nothing checked to act on it makes no move at all. And a table whose shuffles are proved
+by too few rounds (a shuffler could then stack the deck) is neither made nor played.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from cardroom_games.macaua import MacauaState, TransitionVerifier
+from cardroom_engine import Rejection, Table
+from cardroom_games.macaua import GAME, MacauaBot, MacauaConfig, MacauaState, TransitionVerifier
+from cardroom_games.macaua.config import MIN_SHUFFLE_ROUNDS
 from cardroom_games.macaua.verify import Untrusted
 from macaua_support import Harness
 
@@ -111,3 +114,37 @@ def test_nothing_is_made_from_a_copy_that_failed_or_never_started() -> None:
     assert verdict.rejection is not None
     with pytest.raises(Untrusted):
         h.bots[mover].choose(h.view(mover), actions, h.rng)
+
+
+def test_a_new_table_proves_its_shuffles_by_enough_rounds() -> None:
+    """A cut-and-choose proof's challenge is a hash of the shuffler's own commitments: a
+    shuffler that stacks the deck tries again offline until a proof passes, so a proof of
+    r rounds costs about 2**r tries. A new table needs at least MIN_SHUFFLE_ROUNDS; one
+    stored with fewer is read back as it was."""
+    table = Table(GAME)
+    weak = {"shuffle_proof": "rounds", "shuffle_rounds": MIN_SHUFFLE_ROUNDS - 1}
+    with pytest.raises(Rejection) as refused:
+        table.create("g-weak", "a", weak, seats=2, key="a" * 64)
+    assert refused.value.code == "bad_config"
+    assert "shuffle_rounds" in refused.value.message
+    enough = {**weak, "shuffle_rounds": MIN_SHUFFLE_ROUNDS}
+    assert table.create("g-ok", "a", enough, seats=2, key="a" * 64)
+    stored = MacauaConfig.model_validate({**weak, "shuffle_rounds": 0})  # no context: stored
+    assert stored.shuffle_rounds == 0
+
+
+def test_a_players_check_refuses_a_table_with_a_weak_proof() -> None:
+    """A server that made such a table anyway (or one stored with it) is refused at its
+    start by every player's check: no move is made on it."""
+    h = Harness(2, {"shuffle_proof": "rounds", "shuffle_rounds": 2}, seed=3)
+    player = h.seats[0]
+    verifier = MacauaBot(player, h.bots[player].signing_key).verifier("g1")
+    first = h.local.steps[0]
+    for step in h.local.steps:
+        if "transition" in step.notifications.get(player, {}):
+            first = step
+            break
+    verdict = verifier.check(first.version, json.loads(json.dumps(first.notifications[player])))
+    assert verdict.rejection is not None
+    assert verdict.rejection["code"] == "weak_proof"
+    assert verdict.rejection["blame"] == "server"

@@ -54,6 +54,11 @@ const FLOATS = new Set(["move_timeout", "audit_timeout"]);
 const AUDIT_TIMEOUT = 60;
 
 /** The config as the setup brings it (MacauaConfig's JSON), checked for its shape. */
+/** The fewest cut-and-choose rounds a player's check accepts (MIN_SHUFFLE_ROUNDS in
+ * libs/games/.../macaua/config.py): the proof's challenge is a hash of the shuffler's own
+ * commitments, so fewer rounds are forged by trying again. */
+export const MIN_SHUFFLE_ROUNDS = 64;
+
 export function readConfig(data) {
   if (!data || typeof data !== "object" || Object.keys(data).some((k) => !CONFIG_FIELDS.includes(k))) {
     throw new Error("bad config");

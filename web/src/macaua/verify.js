@@ -5,7 +5,7 @@
 // halts the table: the server's fault when only a forged or misplaced envelope, an altered
 // record or a step the rules do not make explains it, else the fault of the player whose
 // signed move breaks the rules. Its whole state is JSON (``toJSON``), so a reload goes on.
-import { Rejection, Unverifiable, decide, deepEqual, evolve, followUp, readConfig, setup, timeouts } from "./game.js";
+import { MIN_SHUFFLE_ROUNDS, Rejection, Unverifiable, decide, deepEqual, evolve, followUp, readConfig, setup, timeouts } from "./game.js";
 import { stateHash } from "./signing.js";
 
 export { Unverifiable };
@@ -123,6 +123,10 @@ export class TransitionVerifier {
     }
     const me = this.player.player;
     if (!seats.includes(me)) throw new Rejected("not_seated", "this player has no seat in the setup", "server");
+    if (config.shuffle_proof === "rounds" && config.shuffle_rounds < MIN_SHUFFLE_ROUNDS) {
+      // a shuffler could then stack the deck (a proof of few rounds is forged by retrying)
+      throw new Rejected("weak_proof", `shuffles proved by ${config.shuffle_rounds} rounds: fewer than ${MIN_SHUFFLE_ROUNDS}`, "server");
+    }
     if (keys[me] !== this.player.verifyKey) throw new Rejected("key_swapped", "this player's seat key is not its own", "server");
     const bound = Object.keys(keys).sort();
     if (bound.length !== new Set(seats).size || bound.some((p) => !seats.includes(p))) {

@@ -37,10 +37,10 @@ undecided). Then every player publishes each of its card keys that is still secr
 for its own hand and the fresh pile (``audit``, in any order; at most 54 keys, so the move
 fits one command however many decks there were); with the last one the server opens every
 position of every deck and checks that each deck holds exactly the cards it was made of. A
-shuffle that was no permutation (possible undetected only with cut-and-choose and
-``shuffle_rounds = 0``, or with luck 2^-rounds; or against the argument, by breaking the
-discrete logarithm) is reported in the outcome's ``details.audit`` and the game is void
-(everyone ranks equal).
+shuffle that was no permutation (possible undetected only against cut-and-choose, by
+about 2^rounds tries offline, so a new table needs 64 rounds or more; or against the
+argument, by breaking the discrete logarithm) is reported in the outcome's
+``details.audit`` and the game is void (everyone ranks equal).
 
 The audit cannot undo the win: it has a deadline, ``audit_timeout`` (60 s by default, from
 the win), and when it passes the game ends (``macaua.audit_withheld``) with result
@@ -65,8 +65,9 @@ id (the engine hands it over through ``GameRules.bind_table``) and a nonce drawn
 so a move signed in one game, or under another deployment that reused a game id, is
 refused (``wrong_game``) everywhere else.
 
-Test mode: ``shuffle_rounds`` may be lowered (tests use 2-8) for speed; the default, 64,
-is what stored production tables use.
+Weak tables: a new table's ``shuffle_rounds`` is at least ``MIN_SHUFFLE_ROUNDS`` (64), and
+every player's check refuses fewer; games in one process (simulations, tests) may lower it
+for speed within :func:`.config.weak_proofs`.
 
 Transition signing: nobody has to trust the server. Every transition reaches every player
 whole, each player's program checks it on its own copy of the state with these same rules

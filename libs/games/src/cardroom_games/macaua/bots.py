@@ -43,6 +43,7 @@ from cardroom_mentalpoker import (
 from nacl.signing import SigningKey
 
 from .cards import SUITS, legal_first, rank, suit
+from .config import MIN_SHUFFLE_ROUNDS
 
 if TYPE_CHECKING:
     from .verify import TransitionVerifier
@@ -92,6 +93,9 @@ class MacauaBot:
     heavy_choices: ClassVar[bool] = True
     """``choose`` is CPU work (proofs): a service runs it off its event loop."""
 
+    min_rounds: int = MIN_SHUFFLE_ROUNDS
+    """The fewest shuffle proof rounds its check of a table accepts (:meth:`verifier`)."""
+
     def __init__(self, player: str, signing_key: SigningKey | None = None) -> None:
         self.player = player
         self.signing_key = signing_key if signing_key is not None else SigningKey.generate()
@@ -113,7 +117,9 @@ class MacauaBot:
         (:meth:`TransitionVerifier.asked`)."""
         from .verify import TransitionVerifier  # (verify imports the rules, which import bots)
 
-        self.checked = TransitionVerifier(self.player, self.signing_key, game_id)
+        self.checked = TransitionVerifier(
+            self.player, self.signing_key, game_id, min_rounds=self.min_rounds
+        )
         return self.checked
 
     def asked(

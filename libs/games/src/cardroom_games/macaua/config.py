@@ -2,18 +2,42 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from cardroom_engine import NEW_TABLE
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 MAX_SHUFFLE_ROUNDS = 256
+MIN_SHUFFLE_ROUNDS = 64
+"""The fewest cut-and-choose rounds a new table may prove its shuffles with. The proof's
+challenge is a hash of the shuffler's own commitments, so a shuffler that stacks the deck
+may try again and again before it sends anything: ``r`` rounds fall to about ``2**r`` tries.
+(A table stored with fewer keeps them: its games replay as played.) Every player's check
+refuses a start with fewer too (:class:`.verify.TransitionVerifier`)."""
 AUDIT_TIMEOUT = 60.0
 """Seconds every player has, once the game is decided, to publish its audit keys."""
 AUDIT_TIMEOUT_MIN = 1.0
 AUDIT_TIMEOUT_MAX = 3600.0
 
 ShuffleProofKind = Literal["argument", "rounds"]
+
+
+@contextlib.contextmanager
+def weak_proofs() -> Iterator[None]:
+    """Within it, a table made may prove its shuffles by fewer rounds than
+    :data:`MIN_SHUFFLE_ROUNDS` (0: none), as one stored before the floor can. For games in
+    one process (simulations, tests), where no shuffler is anyone's adversary and the
+    cryptography is only cost; the services never enter it. Not thread-safe: it changes the
+    floor for the whole process while it lasts."""
+    global MIN_SHUFFLE_ROUNDS
+    floor = MIN_SHUFFLE_ROUNDS
+    MIN_SHUFFLE_ROUNDS = 0
+    try:
+        yield
+    finally:
+        MIN_SHUFFLE_ROUNDS = floor
 
 
 class MacauaConfig(BaseModel):
@@ -36,9 +60,9 @@ class MacauaConfig(BaseModel):
         le=MAX_SHUFFLE_ROUNDS,
         strict=True,
         description="cut-and-choose rounds of every shuffle proof (soundness 2^-rounds), "
-        "with shuffle_proof 'rounds' (the argument has no rounds). "
-        "0 disables the proof: a substituted deck is then only found by the audit at the "
-        "end. Tests lower it for speed; keep the default in production.",
+        f"with shuffle_proof 'rounds' (the argument has no rounds): at least "
+        f"{MIN_SHUFFLE_ROUNDS} for a new table that proves its shuffles so, since a cheating "
+        "shuffler can search offline for a proof that passes.",
     )
     max_turns: int = Field(
         2000, ge=1, le=100_000, strict=True, description="turns after which the game ends undecided"
@@ -75,6 +99,19 @@ class MacauaConfig(BaseModel):
         ):
             return {**data, "shuffle_proof": "argument"}
         return data
+
+    @model_validator(mode="after")
+    def _new_tables_prove(self, info: ValidationInfo) -> MacauaConfig:
+        if (
+            (info.context or {}).get(NEW_TABLE)
+            and self.shuffle_proof == "rounds"
+            and self.shuffle_rounds < MIN_SHUFFLE_ROUNDS
+        ):
+            raise ValueError(
+                f"shuffle_rounds: at least {MIN_SHUFFLE_ROUNDS} with shuffle_proof 'rounds' (a "
+                "proof of fewer rounds can be forged by trying again offline)"
+            )
+        return self
 
     @field_validator("audit_timeout", mode="before")
     @classmethod

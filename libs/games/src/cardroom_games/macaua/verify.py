@@ -41,7 +41,7 @@ from cardroom_mentalpoker import sign_transition, state_hash, verify_key_hex
 from nacl.signing import SigningKey
 
 from .commands import BAD_SEQUENCE, BAD_SIGNATURE, REPLAYED_MOVE, STALE_STATE, WRONG_GAME
-from .config import MacauaConfig
+from .config import MIN_SHUFFLE_ROUNDS, MacauaConfig
 from .rules import Macaua
 from .state import MacauaState
 
@@ -89,8 +89,15 @@ class Rejected(Exception):
 class TransitionVerifier:
     """One player's copy of one game, and its verdict on each transition (see the module)."""
 
-    def __init__(self, player: str, signing_key: SigningKey, game_id: str) -> None:
+    def __init__(
+        self,
+        player: str,
+        signing_key: SigningKey,
+        game_id: str,
+        min_rounds: int = MIN_SHUFFLE_ROUNDS,
+    ) -> None:
         self.player = player
+        self.min_rounds = min_rounds  # the fewest shuffle proof rounds it plays with
         self.game_id = game_id
         self._key = signing_key
         self.state: MacauaState | None = None
@@ -189,6 +196,13 @@ class TransitionVerifier:
             raise Rejected("bad_setup", "the setup is malformed", "server") from None
         if self.player not in seats:
             raise Rejected("not_seated", "this player has no seat in the setup", "server")
+        if config.shuffle_proof == "rounds" and config.shuffle_rounds < self.min_rounds:
+            # a shuffler could then stack the deck (MIN_SHUFFLE_ROUNDS): no fair game
+            raise Rejected(
+                "weak_proof",
+                f"shuffles proved by {config.shuffle_rounds} rounds: fewer than {self.min_rounds}",
+                "server",
+            )
         if keys.get(self.player) != verify_key_hex(self._key):
             # the key bound at this player's join is its own: another one here is a swap
             raise Rejected("key_swapped", "this player's seat key is not its own", "server")
