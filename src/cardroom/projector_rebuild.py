@@ -20,7 +20,9 @@ its full passes over the heap cost more than the folds, which make no reference 
 
 Only the notifications still owed an acknowledgement are part of the model (see migration
 0005): the fold counts every notification for ``seq`` (from the events' ``metadata.to``) but
-builds only the owed ones.
+builds only the owed ones. A table's row of the lobby listing is its summary as of the last
+event that changed the listing (``Projection.listing``), which is what the live projector
+wrote then, not the summary of the game's latest state.
 
 With several shards (``cardroom_runtime.shards``) each shard's read models are its own
 games', rebuilt from that shard's events (:func:`rebuild_shards`), one shard after another.
@@ -212,7 +214,9 @@ def _rebuilt_rows(
             rows["views"][_key("views", row)] = row
     if "tables" in tables:
         compare = bool(live.get("tables"))
-        summary = proj.state.summary()
+        # the summary as of the last event that changed the listing, as the projector keeps
+        # it (a table in play is not rewritten on every move)
+        summary = proj.listing if proj.listing is not None else proj.state.summary()
         summaries.append(summary)
         row = {
             "game_id": game,

@@ -127,3 +127,66 @@ def test_the_games_notify_runs_only_for_what_is_owed(
     unrecorded = {v for v, _, to in entries if to is None and v > 1}  # 1: the creation
     with_owed = {item.version for item in every for n in item.notes if n in sent[-3:]}
     assert sorted(asked) == sorted(unrecorded | with_owed)
+
+
+def _listed(table: Table, events: list[Any]) -> dict[str, Any]:
+    """The lobby listing's row of a table, folded event by event: its summary as of the last
+    event that changed its seats, status or seats away."""
+    state = None
+    listing: dict[str, Any] = {}
+    for event in events:
+        after = table.evolve(state, event)
+        if state is None or (state.status, state.seats, state.away) != (
+            after.status,
+            after.seats,
+            after.away,
+        ):
+            listing = after.summary()
+        state = after
+    return listing
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
+def test_the_listing_is_the_summary_of_its_last_change_however_the_log_is_cut(
+    game: Game[Any],
+) -> None:
+    """What the projector stores in the lobby listing is a function of the log alone: the
+    same whether the events come in one piece or many (JetStream's batches), with or
+    without spectator views and owed notifications (the live path and a rebuild's runs);
+    it is not rewritten by a game's move, but is by a seat marked away or back."""
+    registry.register(game)
+    table = Table(game)
+    for seed in range(4):
+        base = _log(game, seed)
+        mid = len(base) // 2
+        # a seat marked away in the middle of the game, and back a little later
+        marked = [
+            *base[:mid],
+            (0, {"type": "table.away", "player": "b"}, ["a"]),
+            *base[mid : mid + 3],
+            (0, {"type": "table.back", "player": "b"}, ["a"]),
+            *base[mid + 3 :],
+        ]
+        entries = [(v, event, to) for v, (_, event, to) in enumerate(marked, start=1)]
+        _, every, _ = project_log(None, game.name, entries, spectator=False)
+        sent = [n for item in every for n in item.notes]
+        rng = random.Random(seed)
+        owed = {(n.version, n.player_id) for n in sent if rng.random() < 0.2}
+        stale = 0
+        for end in sorted({max(2, len(entries) * k // 8) for k in range(1, 9)}):
+            prefix = entries[:end]
+            expected = _listed(table, [event for _, event, _ in prefix])
+            final = table.replay([event for _, event, _ in prefix])
+            stale += expected["version"] < final.summary()["version"]
+            assert expected["away"] == list(final.away)
+            for spectator in (False, True):
+                for cuts in ([], [end // 2], sorted(rng.sample(range(1, end), min(3, end - 1)))):
+                    proj = None
+                    for lo, hi in zip([0, *cuts], [*cuts, end], strict=True):
+                        if lo < hi:
+                            proj, _, _ = project_log(
+                                proj, game.name, prefix[lo:hi], spectator=spectator, owed=owed
+                            )
+                    assert proj is not None
+                    assert proj.listing == expected
+        assert stale, "a game in play keeps the row of its last change, not of every move"

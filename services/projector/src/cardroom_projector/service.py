@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from cardroom_engine import Event, Table, TableState, numbering, registry
+from cardroom_engine import TABLE_PREFIX, Event, Table, TableState, numbering, registry
 from cardroom_eventstore import TO, EventStore, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
 from cardroom_runtime.host import Asker, Service, ensure_events_stream, storage_unavailable
@@ -73,6 +73,11 @@ class Projection:
     table: Table
     state: TableState
     seqs: dict[str, int] = field(default_factory=dict)
+    listing: dict[str, Any] | None = None
+    """The game's row of the lobby listing (``tables``): its summary as of the last event
+    that changed what the listing shows (:func:`listing_changed`). A function of the log
+    alone, so that the live projector, whatever its batches, and a rebuild store the same;
+    replaced (never changed in place) by the fold of such an event."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,9 @@ def project_log(
     others are only counted for ``seq``, from the event's ``metadata.to`` when it has one,
     without running the game's ``notify``. With None, every notification is computed (what a
     replay shows a player). The list holds one :class:`Projected` per event with something
-    to store or publish, in order.
+    to store or publish, in order. The projection's ``listing`` is the summary as of the
+    last event that changed the listing (only the table's own events can: each is folded
+    on its own, never in a run).
     """
     out: list[Projected] = []
     # An event with its addressees recorded and none of its notifications owed is only
@@ -137,6 +144,7 @@ def project_log(
     table = None if proj is None else proj.table
     state = None if proj is None else proj.state
     seqs: dict[str, int] = {} if proj is None else proj.seqs
+    listing = None if proj is None else proj.listing
     run: list[Event] = []  # counted events not yet folded into ``state``
     tally = numbering.Tally()  # counted events not yet numbered into ``seqs``
     expected = 1 if state is None else state.version + 1
@@ -154,11 +162,14 @@ def project_log(
             )
         ):
             tally.add(sent_to)
-            if not spectator:
+            if not spectator and not event["type"].startswith(TABLE_PREFIX):
                 run.append(event)
                 continue
             counted = True
         notes: list[StoredNotification] = []
+        if run and state is not None and table is not None:
+            state, run = table.evolve_many(state, run), []
+        before = state
         private = 0 if state is None else state.private
         if state is None or table is None:
             table = Table(registry.get(game_type))
@@ -166,8 +177,6 @@ def project_log(
         elif counted:
             state = table.evolve(state, event)
         else:
-            if run:
-                state, run = table.evolve_many(state, run), []
             tally.into(seqs)
             state, numbered = numbering.notify(
                 table, state, event, seqs, owed=owed, sent_to=sent_to
@@ -177,6 +186,8 @@ def project_log(
                 for n in numbered
                 if n.document is not None
             ]
+        if listing_changed(before, state):
+            listing = state.summary()
         # an event for some seats only (it counts in ``private``) is nothing to a spectator:
         # not even a message
         public = (
@@ -192,9 +203,10 @@ def project_log(
         state = table.evolve_many(state, run)
     tally.into(seqs)
     if proj is None:
-        proj = Projection(table, state, seqs)
+        proj = Projection(table, state, seqs, listing)
     else:
         proj.state = state
+        proj.listing = listing
     views = [
         StoredView(
             state.game_id,
@@ -447,7 +459,7 @@ class Projector(Service):
             proj, _, _ = project_events(
                 None, [record_of(r) for r in history], spectator=False, owed=frozenset()
             )
-        before = proj.state if proj is not None else None
+        listed = proj.listing if proj is not None else None
         fresh = {int(r["version"]): r for r in records if int(r["version"]) > done}
         if sorted(fresh) != list(range(done + 1, top + 1)):
             # a gap: read what is missing from the store, in order
@@ -458,8 +470,9 @@ class Projector(Service):
             self._cache.pop(game, None)
             raise
         views.extend(rows)
-        if _listing_changed(before, proj.state):
-            summaries.append(proj.state.summary())
+        if proj.listing is not listed and proj.listing is not None:
+            # an event of these changed the listing: its row as of the last such event
+            summaries.append(proj.listing)
         self._cache[game] = proj
         self._cache.move_to_end(game)
         while len(self._cache) > CACHE_SIZE:
@@ -514,9 +527,18 @@ def _named(record: dict[str, Any]) -> str:
     return f"{record.get('game')}@{record.get('version')}"
 
 
-def _listing_changed(before: TableState | None, after: TableState) -> bool:
-    """The lobby listing shows seats and status: rewrite it only when they change."""
-    return before is None or (before.status, before.seats) != (after.status, after.seats)
+def listing_changed(before: TableState | None, after: TableState) -> bool:
+    """Whether the event from ``before`` to ``after`` changes the table's row of the lobby
+    listing: its seats, its status or the seats away (the table's own events; a game's
+    events change none of them). The row is then the summary as of that event, and the
+    events up to the next such one leave it as it is, so that it is not rewritten on every
+    move: a table in play lists the ``version`` of its last such change."""
+    return (
+        before is None
+        or before.status != after.status
+        or before.seats != after.seats
+        or before.away != after.away
+    )
 
 
 def record_of(record: Any) -> dict[str, Any]:
