@@ -271,9 +271,8 @@ async def _serve(service: ServiceName) -> None:
     chosen = SERVICES[service]
     if all(s.background for s in chosen):
         lower_priority()
-    if services.nats_ws_url and not os.environ.get("CARDROOM_NATS_WS_URL"):
-        # the embedded nats-server listens for browsers itself: send them there
-        os.environ["CARDROOM_NATS_WS_URL"] = services.nats_ws_url
+    # (pages speak NATS through the web edge's bridge, which takes its own page only; the
+    # embedded nats-server's WebSocket listener takes no browser: it asks no credentials)
     host = Host(
         chosen,
         nats_url=services.nats_url,

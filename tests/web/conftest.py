@@ -16,7 +16,7 @@ from cardroom_runtime import migrate
 from cardroom_runtime.games import load_games
 from cardroom_runtime.host import Host
 from cardroom_runtime.postgres import create_database, drop_database
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, ConsoleMessage, async_playwright
 from support.browser import People, Person, WebStack, chromium, ensure_built
 
 from cardroom.services import SERVICES, ServiceName
@@ -63,11 +63,13 @@ async def browser() -> AsyncIterator[Browser]:
 async def people(browser: Browser, web_stack: WebStack) -> AsyncIterator[People]:
     """``await people(phone=False)``: a new person with a browser profile of their own."""
     made: list[Person] = []
+    violations: list[str] = []  # the page's Content-Security-Policy forbids nothing it does
 
     async def make(phone: bool = False) -> Person:
         viewport = {"width": 390, "height": 844} if phone else {"width": 1200, "height": 900}
         context = await browser.new_context(viewport=viewport)  # type: ignore[arg-type]
         person = Person(context, await context.new_page(), web_stack.url)
+        person.page.on("console", lambda m: _policy_violation(m, violations))
         made.append(person)
         return person
 
@@ -79,3 +81,9 @@ async def people(browser: Browser, web_stack: WebStack) -> AsyncIterator[People]
     # the pages must not have thrown anywhere along the way
     errors = [e for p in made for e in p.errors]
     assert not errors, errors
+    assert not violations, violations
+
+
+def _policy_violation(message: ConsoleMessage, found: list[str]) -> None:
+    if "Content Security Policy" in message.text:
+        found.append(message.text)

@@ -162,12 +162,16 @@ class EmbeddedNats:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self._log is None:
             self._log = open(self.log_path, "ab")  # noqa: SIM115 -- closed by stop()
-        # The WebSocket listener needs a configuration file (no command-line flag); browsers
-        # speak NATS through it with the same rights as any client of this server.
+        # The WebSocket listener needs a configuration file (no command-line flag). It takes
+        # no browser (``same_origin``: no page is served from its own port): this server asks
+        # for no credentials, so a page of any site open in a visitor's browser could act as
+        # any player here. Pages go through the web edge's bridge, which takes its own page
+        # only; the listener stays for clients that are no browser.
         self.ws_port = free_port()
         conf = self.data_dir / "websocket.conf"
         conf.write_text(
-            f'websocket {{\n  host: "127.0.0.1"\n  port: {self.ws_port}\n  no_tls: true\n}}\n'
+            f'websocket {{\n  host: "127.0.0.1"\n  port: {self.ws_port}\n  no_tls: true\n'
+            "  same_origin: true\n}\n"
         )
         cmd = [
             self.binary,

@@ -14,8 +14,26 @@
   server without a WebSocket listener of its own (a local nats-server on 4222). The bridge
   authenticates nothing and adds no rights: the browser sends its own ``CONNECT`` with its
   own credentials, and the broker judges it as it judges any client. Where the NATS server
-  listens for WebSocket itself (the embedded one, deploy/), ``CARDROOM_NATS_WS_URL`` names it
-  (or, comma-separated, a cluster's listeners) and browsers go there directly.
+  listens for WebSocket itself and asks every client for credentials (deploy/'s),
+  ``CARDROOM_NATS_WS_URL`` names it (or, comma-separated, a cluster's listeners) and
+  browsers go there directly; the embedded one takes no browser (it asks for none). The bridge
+  takes a browser only from this page: a handshake with an ``Origin`` header must name the
+  ``Host`` it was sent to (``http://`` or ``https://`` and that host and port), else 403
+  ``forbidden_origin``; a page of another site (or, with ``CARDROOM_WEB_HOST=0.0.0.0``, of
+  another machine) in a visitor's browser could otherwise act as any player where NATS asks
+  for no credentials (make run's). A handshake without ``Origin`` is no browser's, and no
+  page can leave it out: it is let through (the broker judges its ``CONNECT``). A proxy in
+  front must pass the browser's ``Host`` on.
+
+Every answer carries the page's Content-Security-Policy (its own scripts and libsodium's
+WebAssembly, its own styles and images, connections to itself and to the configured NATS
+listeners only, never framed) and ``X-Frame-Options: DENY``. Only GET and HEAD are answered
+(any other method: 405 ``method_not_allowed`` with ``Allow``); HEAD gets GET's headers
+without the body. A path that is no URL is 400 ``bad_request``; an ``/api/`` path that names
+nothing is a JSON 404 ``not_found`` (any other unknown path without a dot is the page, which
+routes by its fragment). A request with a body (a ``Content-Length`` other than 0, a
+``Transfer-Encoding``) never reaches this module: websockets' HTTP parser refuses it and
+closes the connection without an answer.
 
 It also runs the bots a player seats at its table: the player asks the lobby
 (``<root>.lobby.bots.<player>``, so the broker names the asker), the gamemaster checks that
@@ -32,11 +50,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import mimetypes
 import os
 import random
+import re
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
@@ -44,7 +64,7 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from cardroom_client import CardroomError, Client
-from cardroom_engine import NEW_TABLE, Bot, registry
+from cardroom_engine import NEW_TABLE, Bot, NoMove, registry
 from cardroom_eventstore import readmodels
 from cardroom_runtime.host import Asker, Service, storage_unavailable
 from cardroom_runtime.tasks import cancel_and_wait
@@ -152,10 +172,16 @@ class _Bot:
 
     async def _send(self, note: Notification) -> None:
         choose = self.bot.choose
-        if getattr(self.bot, "heavy_choices", False):  # proofs: off the event loop
-            choice = dict(await asyncio.to_thread(choose, note.view or {}, note.actions, self.rng))
-        else:
-            choice = dict(choose(note.view or {}, note.actions, self.rng))
+        try:
+            if getattr(self.bot, "heavy_choices", False):  # proofs: off the event loop
+                choice = dict(
+                    await asyncio.to_thread(choose, note.view or {}, note.actions, self.rng)
+                )
+            else:
+                choice = dict(choose(note.view or {}, note.actions, self.rng))
+        except NoMove as exc:  # (a Macaua bot whose own check asks nothing of it): none
+            log.warning("bot %s in %s: no move (%s)", self.client.player, self.game, exc)
+            return
         with contextlib.suppress(CardroomError):
             await self.client.send(self.game, choice, retry_for=60.0)
 
@@ -234,24 +260,74 @@ class Web(Service):
     # -- HTTP -------------------------------------------------------------------------------
     async def _http(self, connection: ServerConnection, request: Request) -> Response | None:
         try:
-            return await self._route(request)
+            response = await self._route(request)
         except Exception as exc:
             if not storage_unavailable(exc):
                 raise
             # as every request's answer while the database is away: retried, not a 500
-            return _json(_error("unavailable", "storage is unavailable; try again"), 503)
+            response = _json(_error("unavailable", "storage is unavailable; try again"), 503)
+        if response is None:
+            return None  # the WebSocket handshake goes on: the bridge
+        headers = response.headers
+        headers["Content-Security-Policy"] = self._policy(_one(request.headers, "Host"))
+        headers["X-Frame-Options"] = "DENY"
+        if request.method == "HEAD":  # the headers GET would have, Content-Length included
+            return dataclasses.replace(response, body=b"")
+        return response
 
     async def _route(self, request: Request) -> Response | None:
-        path = urlsplit(request.path).path
+        if request.method not in ("GET", "HEAD"):
+            return _not_allowed("GET, HEAD")
+        try:
+            path = urlsplit(request.path).path
+        except ValueError:  # "//[x": not a URL ("Invalid IPv6 URL")
+            return _json(_error("bad_request", "not a request path"), 400)
         if path == "/nats":
-            return None  # the WebSocket handshake goes on: the bridge
+            if not _same_origin(request.headers):
+                # a page of another site (or of another machine's) in a visitor's browser:
+                # behind the bridge it could act as any player where NATS asks for no
+                # credentials (make run's own). No Origin: not a browser, not a page's doing.
+                return _json(_error("forbidden_origin", "not this page's origin"), 403)
+            if request.method != "GET":  # only a GET opens a WebSocket
+                return _not_allowed("GET")
+            return None
         if path == "/config.json":
             return _json({"root": self.subjects.root, "nats_ws": self._nats_ws()})
         if path == "/api/games":
             return _json({"games": games_catalog()})
         if path == "/api/public":
             return await self._public(request)
+        if path == "/api" or path.startswith("/api/"):
+            return _json(_error("not_found", "no such API"), 404)
         return self._static(path)
+
+    def _policy(self, host: str | None) -> str:
+        """The page's Content-Security-Policy: its own scripts (and libsodium's WebAssembly),
+        styles and images only, never framed, and connections to itself and to where it
+        speaks NATS only (the configured listeners, else this edge's bridge)."""
+        connect = ["'self'"]
+        urls = self._nats_ws()
+        if urls is not None:
+            for url in [urls] if isinstance(urls, str) else urls:
+                source = _ws_source(url)
+                if source is not None:
+                    connect.append(source)
+        elif host is not None and _HOST.fullmatch(host):
+            # 'self' means ws:/wss: too in CSP 3; older browsers need them named
+            connect += [f"ws://{host}", f"wss://{host}"]
+        return "; ".join(
+            [
+                "default-src 'self'",
+                "script-src 'self' 'wasm-unsafe-eval'",
+                f"connect-src {' '.join(connect)}",
+                "img-src 'self' data:",
+                "style-src 'self'",
+                "frame-ancestors 'none'",
+                "base-uri 'none'",
+                "form-action 'self'",
+                "object-src 'none'",
+            ]
+        )
 
     async def _public(self, request: Request) -> Response:
         game = (parse_qs(urlsplit(request.path).query).get("game") or [""])[0]
@@ -273,12 +349,13 @@ class Web(Service):
 
     def _static(self, path: str) -> Response:
         name = path.lstrip("/") or "index.html"
-        file = (STATIC / name).resolve()
         try:
+            file = (STATIC / name).resolve()
             found = file.is_relative_to(STATIC.resolve()) and file.is_file()
         except (OSError, ValueError):
             # a path the file system cannot look up (a part longer than a file name:
-            # ENAMETOOLONG) is a missing file, not a handler's failure with a traceback
+            # ENAMETOOLONG; a NUL byte) is a missing file, not a handler's failure with a
+            # traceback
             found = False
         if not found:
             if not (STATIC / "index.html").is_file():
@@ -405,6 +482,51 @@ def _response(status: HTTPStatus, body: bytes, kind: str) -> Response:
     headers["Cache-Control"] = "no-cache"
     headers["X-Content-Type-Options"] = "nosniff"
     return Response(status.value, status.phrase, headers, body)
+
+
+def _not_allowed(allow: str) -> Response:
+    response = _json(_error("method_not_allowed", f"only {allow} here"), 405)
+    response.headers["Allow"] = allow
+    return response
+
+
+_HOST = re.compile(r"(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+"""A Host header fit to name in a policy (nothing that could end a directive)."""
+
+
+def _one(headers: Headers, name: str) -> str | None:
+    """The header's one value (None when it is absent or given more than once)."""
+    values = headers.get_all(name)
+    return values[0].strip() if len(values) == 1 else None
+
+
+def _same_origin(headers: Headers) -> bool:
+    """A request without ``Origin`` (not a browser's), or from a page served by this host:
+    its ``Origin`` is ``http(s)://`` and the ``Host`` it was sent to (ports included)."""
+    if not headers.get_all("Origin"):
+        return True
+    origin, host = _one(headers, "Origin"), _one(headers, "Host")
+    if origin is None or not host:
+        return False
+    origin, host = origin.lower(), host.lower()
+    return origin in (f"http://{host}", f"https://{host}")
+
+
+def _ws_source(url: str) -> str | None:
+    """A CSP source for a NATS WebSocket URL: its scheme, host and port (None if it is not a
+    ws:// or wss:// URL)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname
+    if parts.scheme not in ("ws", "wss") or not host:
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    source = host if port is None else f"{host}:{port}"
+    return f"{parts.scheme}://{source}" if _HOST.fullmatch(source) else None
 
 
 def _error(code: str, message: str) -> dict[str, Any]:
