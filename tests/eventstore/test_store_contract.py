@@ -330,6 +330,29 @@ async def test_a_batch_that_holds_nothing_owes_its_acks_and_times_them(es: Store
     assert await es.ack("h", 2, "x") == AckResult(accepted=True)
 
 
+async def test_an_event_that_holds_nothing_holds_no_gate_beside_one_that_does(es: Store) -> None:
+    """An event told to some seats only (``NewEvent.holds`` false) in a batch with one told to
+    every seat: the gate waits for the latter's acks alone, so the others do not see it held
+    until the former's addressee acknowledges; that ack is owed and timed all the same."""
+    for game, group in (("g", False), ("h", True)):
+        await es.append(Append(game, "take5", 0, [to()]))
+        private = NewEvent(type="dealt", data={}, addressees=frozenset({"b"}), holds=False)
+        mixed = Append(game, "take5", 1, [to("a", "b"), private])
+        if group:
+            (written,) = await es.append_group([mixed])
+            assert not isinstance(written, EventStoreError), written
+        else:
+            await es.append(mixed)
+        assert not await es.gate_open(game)
+        assert await es.pending(game) == {2: frozenset({"a", "b"}), 3: frozenset({"b"})}
+        assert await es.ack(game, 2, "a") == AckResult(accepted=True)
+        # the event told to every seat is acknowledged: the gate opens, b's private ack owed
+        assert await es.ack(game, 2, "b") == AckResult(accepted=True, released_gate=3, open=True)
+        assert await es.debtors(game) == {"b"}
+        assert await es.ack(game, 3, "b") == AckResult(accepted=True)
+        assert await es.pending(game) == {}
+
+
 async def test_acks_in_one_batch_answer_as_one_after_the_other(es: Store) -> None:
     """ack_many: the results of acks made one by one in that order, in one statement (but
     ``open`` as of the batch's commit)."""

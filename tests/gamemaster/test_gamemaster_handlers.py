@@ -37,7 +37,7 @@ from cardroom_wire import (
     WireError,
 )
 from faststream.nats import NatsBroker
-from support.highcard import BET_PLACED, FOLDED, GAME
+from support.highcard import BET_PLACED, FOLDED, GAME, TURN_PROMPTED, TURN_STARTED
 from support.stack import wait_until
 
 if "highcard" not in registry:
@@ -218,6 +218,36 @@ async def test_an_event_told_to_some_seats_only_holds_nobody(started: Started) -
     await command(t.gm, t.game, t.other, type="bet", amount=2, id="c3")
     assert prompt in await t.store.pending_for_player(t.game, t.other)
     assert (await t.store.ack(t.game, prompt, t.other)).accepted
+
+
+async def test_beside_an_event_told_to_every_seat_one_told_to_some_holds_nobody(
+    started: Started,
+) -> None:
+    """In one batch, the gate waits for the acks of the events told to every seat only: an
+    event told to some seats beside them (a prompt, as when an away player comes back with
+    a move that draws a hidden card) would keep it held until its addressee acknowledged,
+    and the others would see that in their own commands' answers."""
+    t = started
+    for version, players in sorted((await t.store.pending(t.game)).items()):
+        for player in players:  # what came before: acknowledged
+            await t.store.ack(t.game, version, player)
+    assert await t.store.gate_open(t.game)
+    loaded = await t.gm.sessions.load(t.game)
+    items = [
+        ({"type": BET_PLACED, "player": t.mover, "amount": 1}, {"actor": t.mover}),
+        ({"type": TURN_STARTED, "player": t.other}, {}),  # (public: every version moves)
+        ({"type": TURN_PROMPTED, "player": t.other}, {}),  # told to its player only
+    ]
+    await t.gm.sessions.commit(loaded, items)
+    assert not await t.store.gate_open(t.game)
+    # every seat acknowledges what is public (the other seat its bet, by the version it saw)
+    for version in await t.store.pending_for_player(t.game, t.mover):
+        assert (await t.store.ack(t.game, version, t.mover)).accepted
+    other_bet, prompt = await t.store.pending_for_player(t.game, t.other)
+    assert (await t.store.ack(t.game, other_bet, t.other)).released_gate is not None
+    # the gate is open; the prompt's ack is still owed
+    assert await t.store.gate_open(t.game)
+    assert await t.store.pending_for_player(t.game, t.other) == [prompt]
 
 
 @pytest.mark.parametrize(

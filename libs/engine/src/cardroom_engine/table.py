@@ -189,11 +189,11 @@ class TableState:
         """Whether the one event from ``before`` to this state was told to some seats only,
         leaving a seat out (which then does not count it, :meth:`seen`).
 
-        A batch of such events only holds no gate (``Append.holds``): a seat left out would
-        otherwise see the game held by what it was not told, its own commands refused
-        ``awaiting_acks`` until the others acknowledged (in papas: that somebody passed).
-        Their acknowledgements are owed all the same: resent, listed by a sync, timed by the
-        ack timeout."""
+        Such an event's acknowledgements hold no gate (the store's ``NewEvent.holds``): a seat
+        left out would otherwise see the game held by what it was not told, its own commands
+        refused ``awaiting_acks`` until the others acknowledged (in papas: that somebody
+        passed). They are owed all the same: resent, listed by a sync, timed by the ack
+        timeout."""
         return any(self.hidden.get(p, 0) > before.hidden.get(p, 0) for p in self.seats)
 
     def summary(self) -> dict[str, Any]:

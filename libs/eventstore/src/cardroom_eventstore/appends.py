@@ -55,14 +55,16 @@ c AS (
 ),
 p AS (
     INSERT INTO pending_acks (stream_id, version, player_id, gate_version)
-    SELECT s.stream_id, a.version, a.player_id, CAST(:gate AS integer)
-    FROM s, unnest(CAST(:ack_versions AS integer[]), CAST(:ack_players AS text[]))
-        AS a(version, player_id)
+    SELECT s.stream_id, a.version, a.player_id, a.gate
+    FROM s, unnest(
+        CAST(:ack_versions AS integer[]), CAST(:ack_players AS text[]),
+        CAST(:ack_gates AS integer[])
+    ) AS a(version, player_id, gate)
 ),
 g AS (
     INSERT INTO gates (stream_id, version, remaining)
-    SELECT s.stream_id, CAST(:gate AS integer), cardinality(CAST(:ack_players AS text[]))
-    FROM s WHERE cardinality(CAST(:ack_players AS text[])) > 0 AND CAST(:gate AS integer) > 0
+    SELECT s.stream_id, CAST(:new_version AS integer), CAST(:holding AS integer)
+    FROM s WHERE CAST(:holding AS integer) > 0
 ),
 h AS (
     UPDATE gates SET handled = true FROM s
@@ -152,11 +154,9 @@ WITH b AS (
     SELECT * FROM unnest(
         CAST(:stream_ids AS text[]), CAST(:stream_types AS text[]),
         CAST(:expected AS integer[]), CAST(:new_versions AS integer[]),
-        CAST(:command_ids AS text[]), CAST(:replies AS text[]), CAST(:handled AS integer[]),
-        CAST(:holds AS boolean[])
+        CAST(:command_ids AS text[]), CAST(:replies AS text[]), CAST(:handled AS integer[])
     ) WITH ORDINALITY
-      AS b(stream_id, stream_type, expected, new_version, command_id, reply, handled_gate, holds,
-           i)
+      AS b(stream_id, stream_type, expected, new_version, command_id, reply, handled_gate, i)
 ),
 s AS (
     UPDATE streams t SET version = b.new_version, updated_at = now()
@@ -167,7 +167,7 @@ s AS (
           SELECT 1 FROM commands c
           WHERE c.stream_id = b.stream_id AND c.command_id = b.command_id OFFSET 0))
     RETURNING b.i, b.stream_id, b.stream_type, b.new_version, b.command_id, b.reply,
-              b.handled_gate, b.holds
+              b.handled_gate
 ),
 n AS (SELECT count(*) AS ok FROM s),
 c AS (
@@ -179,20 +179,20 @@ c AS (
 a AS (
     SELECT * FROM unnest(
         CAST(:ack_of AS integer[]), CAST(:ack_versions AS integer[]),
-        CAST(:ack_players AS text[])
-    ) AS a(bi, version, player_id)
+        CAST(:ack_players AS text[]), CAST(:ack_gates AS integer[])
+    ) AS a(bi, version, player_id, gate)
 ),
 p AS (
     INSERT INTO pending_acks (stream_id, version, player_id, gate_version)
-    SELECT s.stream_id, a.version, a.player_id,
-           CASE WHEN s.holds THEN s.new_version ELSE -s.new_version END
+    SELECT s.stream_id, a.version, a.player_id, a.gate
     FROM a JOIN s ON s.i = a.bi
 ),
 g AS (
     INSERT INTO gates (stream_id, version, remaining)
     SELECT s.stream_id, s.new_version, k.n
-    FROM (SELECT bi, count(*) AS n FROM a GROUP BY bi) AS k JOIN s ON s.i = k.bi
-    WHERE s.holds
+    FROM (SELECT bi, count(*) FILTER (WHERE gate > 0) AS n FROM a GROUP BY bi) AS k
+    JOIN s ON s.i = k.bi
+    WHERE k.n > 0
 ),
 h AS (
     UPDATE gates SET handled = true FROM s
@@ -244,13 +244,7 @@ class _Prepared:
 
     @classmethod
     def of(cls, batch: Append) -> _Prepared:
-        ack_versions: list[int] = []
-        ack_players: list[str] = []
-        for version, event in enumerate(batch.events, start=batch.expected_version + 1):
-            shown = event.shown
-            for player in sorted(event.addressees):
-                ack_versions.append(shown.get(player, version))
-                ack_players.append(player)
+        owed = batch.owed()
         state_params = {
             "stream_id": batch.stream_id,
             "stream_type": batch.stream_type,
@@ -258,10 +252,11 @@ class _Prepared:
             "new_version": batch.last_version,
             "command_id": batch.command_id,
             "reply": None if batch.command_id is None else json_text(batch.reply or {}),
-            # a batch that holds nothing owes its acks under the negated version (gates.py)
-            "gate": batch.last_version if batch.holds else -batch.last_version,
-            "ack_versions": ack_versions,
-            "ack_players": ack_players,
+            # an ack that holds nothing is owed under the negated version (gates.py)
+            "ack_versions": [version for version, _, _ in owed],
+            "ack_players": [player for _, player, _ in owed],
+            "ack_gates": [gate for _, _, gate in owed],
+            "holding": sum(gate > 0 for _, _, gate in owed),
             "handled_gate": batch.handled_gate,
         }
         return cls(
@@ -433,10 +428,10 @@ class Appends:
             "command_ids": [b.command_id for b in batches],
             "replies": [p.state_params["reply"] for p in prepared],
             "handled": [b.handled_gate for b in batches],
-            "holds": [b.holds for b in batches],
             "ack_of": [],
             "ack_versions": [],
             "ack_players": [],
+            "ack_gates": [],
             "event_of": [],
             "versions": [],
             "event_ids": [],
@@ -448,6 +443,7 @@ class Appends:
             params["ack_of"] += [i] * len(prep.state_params["ack_versions"])
             params["ack_versions"] += prep.state_params["ack_versions"]
             params["ack_players"] += prep.state_params["ack_players"]
+            params["ack_gates"] += prep.state_params["ack_gates"]
             first = batch.expected_version + 1
             params["event_of"] += [i] * len(batch.events)
             params["versions"] += list(range(first, first + len(batch.events)))

@@ -136,16 +136,12 @@ class InMemoryEventStore:
         self._streams[batch.stream_id] = _Stream(batch.stream_type, batch.last_version, now)
         if batch.command_id is not None and reply is not None:
             self._commands[(batch.stream_id, batch.command_id)] = reply
-        owed = 0
-        gate_version = batch.last_version if batch.holds else -batch.last_version
-        for version, event in enumerate(batch.events, start=batch.expected_version + 1):
-            for player in sorted(event.addressees):
-                self._pending[(batch.stream_id, event.shown.get(player, version), player)] = (
-                    gate_version
-                )
-                owed += 1
-        if owed and batch.holds:
-            self._gates[(batch.stream_id, batch.last_version)] = _Gate(owed)
+        holding = 0
+        for version, player, gate_version in batch.owed():
+            self._pending[(batch.stream_id, version, player)] = gate_version
+            holding += gate_version > 0
+        if holding:
+            self._gates[(batch.stream_id, batch.last_version)] = _Gate(holding)
         if batch.handled_gate is not None:
             gate = self._gates.get((batch.stream_id, batch.handled_gate))
             if gate is not None:

@@ -37,6 +37,10 @@ class NewEvent:
     shown: Mapping[str, int] = field(default_factory=dict)
     """The version each addressee was shown, when not the event's own (``metadata.shown``):
     its pending acknowledgement is kept under that number, the one it acknowledges."""
+    holds: bool = True
+    """Whether its acknowledgements hold the stream's gate. False for an event told to some
+    seats only: they are owed all the same, but the others, whose commands would meet the
+    gate held, must not learn that it happened (:meth:`Append.owed`)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.addressees, frozenset):
@@ -78,7 +82,8 @@ class Append:
     - ``holds``: whether the acknowledgements owed hold a gate. False: they are owed (resent,
       listed by a sync, timed by the ack timeout) but hold nothing (``gate_version``
       ``-last_version``, no ``gates`` row): a batch told to some seats only, whose gate the
-      others would see in their own commands being held.
+      others would see in their own commands being held. An event's own ``holds`` false does
+      the same for its acknowledgements alone (:meth:`owed`).
     """
 
     stream_id: str
@@ -106,6 +111,19 @@ class Append:
     def last_version(self) -> int:
         """The stream's version after this append."""
         return self.expected_version + len(self.events)
+
+    def owed(self) -> list[tuple[int, str, int]]:
+        """The acknowledgements this append owes, as ``pending_acks`` keeps them: the version
+        each addressee acknowledges (the one it was shown), the player, and the
+        ``gate_version``: ``last_version`` where it holds the gate (the batch and its event
+        hold), else ``-last_version`` (owed, holding nothing). The gate waits for as many
+        acknowledgements as hold it; with none, the append has no gate."""
+        rows: list[tuple[int, str, int]] = []
+        for version, event in enumerate(self.events, start=self.expected_version + 1):
+            gate = self.last_version if self.holds and event.holds else -self.last_version
+            for player in sorted(event.addressees):
+                rows.append((event.shown.get(player, version), player, gate))
+        return rows
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,13 @@ its notification (DESIGN.md, principle 3). Its rows are the event store's
 1. The gamemaster appends a batch with its addressees: the same statement writes one
    pending ack per addressee and the gate counting them. It publishes the notifications.
    An away addressee's ack is excused at once (it stays owed, for its sync, but holds
-   nothing), so a gate of away players only is released by the gamemaster itself. A batch
-   of events each told to some seats only (``TableState.left_out``) has no gate at all
-   (``Append.holds``): its acks are owed, resent and timed by the ack timeout, but nobody's
-   move waits for them, since the seats left out would see the game held by what they were
-   not told (in papas: that somebody passed). The game moves on at once, as after a batch
-   of away players only.
+   nothing), so a gate of away players only is released by the gamemaster itself. An
+   event told to some seats only (``TableState.left_out``) holds no gate, even beside
+   events told to every seat (``NewEvent.holds``), and a batch of such events only has none
+   at all: their acks are owed, resent and timed by the ack timeout, but nobody's move
+   waits for them, since the seats left out would see the game held by what they were not
+   told (in papas: that somebody passed). After a batch without a gate the game moves on at
+   once, as after a batch of away players only.
 2. The acktracker, the owner of acknowledgements, records each ack
    (``EventStore.ack_many``); the one that brings the gate to zero releases it, exactly
    once, and the acktracker publishes a :class:`~cardroom_wire.Release`

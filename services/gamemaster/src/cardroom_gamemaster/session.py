@@ -182,8 +182,11 @@ def _numbered(loaded: Loaded, items: Sequence[Item]) -> _Batch:
         shown = {n.player: n.version for n in numbered}
         if all(v == after.version for v in shown.values()):
             shown = {}
-        batch.events.append(NewEvent(event["type"], data, dict(meta), to, shown=shown))
-        batch.holds = batch.holds or not after.left_out(state)
+        # an event told to some seats only holds no gate, even beside one told to all: the
+        # others would meet it held in their own commands' answers (TableState.left_out)
+        holds = not after.left_out(state)
+        batch.events.append(NewEvent(event["type"], data, dict(meta), to, shown=shown, holds=holds))
+        batch.holds = batch.holds or holds
         state = after
     batch.state = state
     return batch
