@@ -353,6 +353,24 @@ async def test_an_event_that_holds_nothing_holds_no_gate_beside_one_that_does(es
         assert await es.pending(game) == {}
 
 
+async def test_when_the_gate_after_a_version_opened(es: Store) -> None:
+    """``opened_since``: the newest release of a gate of that version or later (a turn's
+    players can act from then on), None while none was."""
+    await es.append(Append("g", "take5", 0, [to("a")]))
+    assert await es.opened_since("g", 1) is None  # held
+    await es.ack("g", 1, "a")
+    first = await es.opened_since("g", 1)
+    assert first is not None
+    await es.append(Append("g", "take5", 1, [to("a")]))
+    assert await es.opened_since("g", 2) is None
+    assert await es.opened_since("g", 1) == first
+    await es.ack("g", 2, "a")
+    second = await es.opened_since("g", 1)
+    assert second is not None and second >= first
+    assert await es.opened_since("g", 2) == second
+    assert await es.opened_since("g", 3) is None
+
+
 async def test_acks_in_one_batch_answer_as_one_after_the_other(es: Store) -> None:
     """ack_many: the results of acks made one by one in that order, in one statement (but
     ``open`` as of the batch's commit)."""

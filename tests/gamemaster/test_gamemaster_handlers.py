@@ -15,6 +15,7 @@ import asyncio
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import pytest
@@ -439,3 +440,35 @@ async def test_bots_requests_at_once_are_capped_and_the_lobby_serves_on(
     assert [(await h)["ok"] for h in held] == [True] * BOTS_AT_ONCE
     game = (await lobby(gm, "create", "later", game_type="highcard", config={}, seats=2))["game"]
     assert (await lobby(gm, "bots", "later", game=game, kind="random"))["ok"] is True
+
+
+async def test_a_turn_runs_from_the_opening_of_the_gate_after_it_began() -> None:
+    """A seat slow to acknowledge the turn's start (within its ack timeout) holds the gate,
+    and the player whose turn it is cannot move until it opens: its turn timeout counts from
+    then, or the slow seat could have the house play the other's whole turn."""
+    now = [datetime(2026, 1, 1, tzinfo=UTC)]
+    store = InMemoryEventStore(now=lambda: now[0])
+    gm = gamemaster(store)
+    config = {"table": {"turn_timeout": 60, "ack_timeout": 3600}}
+    game = (await lobby(gm, "create", "alice", game_type="highcard", config=config, seats=2))[
+        "game"
+    ]
+    await lobby(gm, "join", "bob", game=game)
+    began = now[0]
+    now[0] = began + timedelta(seconds=100)  # a seat acknowledges a hundred seconds late
+    await acknowledge_all(gm, store, game)
+    loaded = await gm.sessions.load(game)
+    (turn,) = [d for d in loaded.table.deadlines(loaded.state) if d.key.startswith("turn:")]
+    version = loaded.state.version
+    asker = Asker(SUBJECTS.timeout)
+    # a minute after the turn began, but not after the gate opened: later, when that is
+    at = (began + timedelta(seconds=61)).timestamp()
+    answer = await gm.on_timeout(Timeout(game=game, version=version, key=turn.key, at=at), asker)
+    assert answer["result"] == "later"
+    assert answer["due"] == (began + timedelta(seconds=160)).timestamp()
+    assert await store.stream_version(game) == version
+    # a minute after the gate opened: the house plays
+    at = (began + timedelta(seconds=161)).timestamp()
+    answer = await gm.on_timeout(Timeout(game=game, version=version, key=turn.key, at=at), asker)
+    assert answer["result"] == "fired"
+    assert any(r.metadata.get("house") for r in await store.read_stream(game))

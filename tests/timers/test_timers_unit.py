@@ -29,11 +29,15 @@ class Gamemaster:
     """A broker whose every request is a timeout the gamemaster answers ``result``."""
 
     result: str = "fired"
+    due: float | None = None  # with "later"
     asked: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     async def request(self, body: bytes, subject: str, timeout: float) -> Any:
         self.asked.append((subject, json.loads(body)))
-        return SimpleNamespace(body=json.dumps({"ok": True, "result": self.result}).encode())
+        answer: dict[str, Any] = {"ok": True, "result": self.result}
+        if self.due is not None:
+            answer["due"] = self.due
+        return SimpleNamespace(body=json.dumps(answer).encode())
 
 
 class Watched(InMemoryDeadlines):
@@ -91,7 +95,8 @@ async def test_a_due_deadline_is_sent_once_and_marked_fired() -> None:
     clock.advance(21)
     await timers.tick()
     await deadlines.settled(1)
-    timeout = {"game": "g", "version": 1, "key": "turn:1"}
+    # with the timers' own clock, which a turn counted from a gate's opening is judged by
+    timeout = {"game": "g", "version": 1, "key": "turn:1", "at": clock.now().timestamp()}
     assert gamemaster.asked == [("unit.internal.timeout", timeout)]
     assert timers.results == {"fired": 1}
     assert await deadlines.next_due() is None
@@ -116,6 +121,29 @@ async def test_a_deferred_deadline_is_tried_again_soon() -> None:
     await timers.tick()
     await deadlines.settled(2)
     assert timers.results == {"deferred": 1, "fired": 1}
+    assert await deadlines.next_due() is None
+
+
+async def test_a_deadline_answered_later_is_tried_again_when_it_says() -> None:
+    """A turn whose players could act only once a gate opened after it began runs from
+    then: the gamemaster names when it is due, and it is sent again then, not before."""
+    deadlines, gamemaster, timers, clock = await started()
+    gamemaster.result = "later"
+    clock.advance(31)
+    gamemaster.due = (clock.now() + timedelta(seconds=20)).timestamp()
+    await timers.tick()
+    await deadlines.settled(1)
+    retry = await deadlines.next_due()
+    assert retry is not None
+    assert abs((retry - clock.now()).total_seconds() - 20) < 0.01
+    clock.advance(19)
+    await timers.tick()  # not yet
+    assert len(gamemaster.asked) == 1
+    clock.advance(1)
+    gamemaster.result, gamemaster.due = "fired", None
+    await timers.tick()
+    await deadlines.settled(2)
+    assert timers.results == {"later": 1, "fired": 1}
     assert await deadlines.next_due() is None
 
 

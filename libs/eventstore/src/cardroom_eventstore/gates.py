@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import asyncpg
 from sqlalchemy import func, select, text
@@ -355,6 +356,16 @@ class Gates:
                 if remaining == 0:
                     released.append(int(gate_version))
         return released
+
+    async def opened_since(self, stream_id: str, version: int) -> datetime | None:
+        """When the newest gate of ``version`` or later was released (None: none was): a
+        player could act on what the event of ``version`` told it only from then on."""
+        query = select(func.max(gates.c.released_at)).where(
+            gates.c.stream_id == stream_id, gates.c.version >= version
+        )
+        async with self._autocommit.connect() as conn:
+            opened: datetime | None = await conn.scalar(query)
+        return opened
 
     async def unhandled_releases(
         self, limit: int = 100, *, older_than: float = 0.0

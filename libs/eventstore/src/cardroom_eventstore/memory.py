@@ -311,6 +311,16 @@ class InMemoryEventStore:
                     gate.handled = True
         return is_open
 
+    async def opened_since(self, stream_id: str, version: int) -> datetime | None:
+        return max(
+            (
+                gate.released_at
+                for (s, v), gate in self._gates.items()
+                if s == stream_id and v >= version and gate.released_at is not None
+            ),
+            default=None,
+        )
+
     async def debtors(self, stream_id: str, gate: int = 2**31 - 1) -> set[str]:
         return {
             p

@@ -64,11 +64,14 @@ class Resend(_Internal):
 
 
 class Timeout(_Internal):
-    """timers -> gamemaster: the deadline ``key`` of the game at ``version`` is due."""
+    """timers -> gamemaster: the deadline ``key`` of the game at ``version`` is due; ``at``:
+    the timers' clock (Unix seconds), against which a turn timeout counted from a gate's
+    opening is judged (answered ``later`` with its ``due`` when that is still to come)."""
 
     game: Token
     version: int = Field(ge=0, le=MAX_VERSION)
     key: str = Field(min_length=1)
+    at: float | None = Field(None, allow_inf_nan=False)
 
 
 class Reconcile(_Internal):

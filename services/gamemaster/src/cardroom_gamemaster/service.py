@@ -237,16 +237,19 @@ class Gamemaster(Service):
         """A deadline is due: ``{"game", "version", "key"}`` from the timers service.
 
         Answers ``result``: ``fired`` (it had its effect), ``nothing`` (it was due but changed
-        nothing), ``stale`` (the game has moved past that version or key: ignored), or
-        ``deferred`` (the gate is closed: ask again shortly).
+        nothing), ``stale`` (the game has moved past that version or key: ignored),
+        ``deferred`` (the gate is closed: ask again shortly), or ``later`` with ``due`` (Unix
+        seconds: a turn timeout counted from the opening of the gate after the turn began).
         """
         game, version, key = timeout.game, timeout.version, timeout.key
 
         async def fire(loaded: Loaded) -> dict[str, Any]:
-            result = await self.timeouts.fire(loaded, version, key)
+            result, due = await self.timeouts.fire(loaded, version, key, timeout.at)
             if result in ("fired", "nothing"):
                 await self.deadlines.mark_fired(game, key, version)
             await self.deadlines.now(loaded, force=result == "stale")
+            if due is not None:
+                return ok(result=result, version=loaded.state.version, due=due.timestamp())
             return ok(result=result, version=loaded.state.version)
 
         return await self.sessions.run(game, fire, at=version)

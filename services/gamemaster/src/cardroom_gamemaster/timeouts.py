@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime, timedelta
 from typing import Any
 
 from cardroom_engine import steps
+from cardroom_engine.table import TURN_DEADLINE
 from cardroom_eventstore.deadlines import ACKS
 
 from .session import Item, Loaded, Sessions
@@ -26,19 +28,35 @@ class Timeouts:
     def __init__(self, sessions: Sessions) -> None:
         self.sessions = sessions
 
-    async def fire(self, loaded: Loaded, version: int, key: str) -> str:
-        """The deadline ``key`` of ``version`` is due: ``fired`` (it had its effect),
-        ``nothing`` (it changed nothing), ``stale`` (the game has moved past that version or
-        key) or ``deferred`` (the gate is closed: nobody has seen the last update yet)."""
+    async def fire(
+        self, loaded: Loaded, version: int, key: str, at: float | None = None
+    ) -> tuple[str, datetime | None]:
+        """The deadline ``key`` of ``version`` is due (at ``at``, the timers' clock, Unix
+        seconds): ``fired`` (it had its effect), ``nothing`` (it changed nothing), ``stale``
+        (the game has moved past that version or key), ``deferred`` (the gate is closed:
+        nobody has seen the last update yet) or ``later`` with the time it is due at (a turn
+        timeout whose players could act only once a gate opened after the turn began)."""
         table, state = loaded.table, loaded.state
         if state.version != version:
-            return "stale"
+            return "stale", None
         if key.startswith(ACKS):
-            return await self._acks(loaded, int(key.removeprefix(ACKS)))
-        if key not in {d.key for d in table.deadlines(state)}:
-            return "stale"
+            return await self._acks(loaded, int(key.removeprefix(ACKS))), None
+        wanted = {d.key: d for d in table.deadlines(state)}
+        if key not in wanted:
+            return "stale", None
         if not await self.sessions.gate_open(loaded):
-            return "deferred"  # nobody has seen the last update yet: the game waits
+            return "deferred", None  # nobody has seen the last update yet: the game waits
+        if key.startswith(TURN_DEADLINE) and at is not None:
+            # the players who must act could not act before the gate that followed the turn's
+            # start opened: their clock runs from then (else a seat slow to acknowledge, within
+            # its ack timeout, could have the house play another's whole turn)
+            opened = await self.sessions.store_of(state.game_id).opened_since(
+                state.game_id, wanted[key].since
+            )
+            if opened is not None:
+                due = opened + timedelta(seconds=wanted[key].seconds)
+                if due.timestamp() > at:
+                    return "later", due
         # a heavy game's timeout may be CPU work too (Macaua's audit deadline opens every
         # position the published keys open): off the loop, under the game's lock like decide
         if table.game.heavy:
@@ -52,9 +70,9 @@ class Timeouts:
                 meta |= {"actor": player, "house": True}
             items += [(e, meta) for e in events]
         if not items:
-            return "nothing"
+            return "nothing", None
         await self.sessions.after(loaded, await self.sessions.append(loaded, items))
-        return "fired"
+        return "fired", None
 
     async def _acks(self, loaded: Loaded, gate: int) -> str:
         """Everyone who still owes a gating ack of ``gate`` (or older) is marked away."""

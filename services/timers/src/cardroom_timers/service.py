@@ -11,8 +11,10 @@ read and written through :mod:`cardroom_eventstore.deadlines`):
 - on the answer ``fired`` or ``nothing`` marks the row fired (the gamemaster marks it too,
   before it answers); ``stale`` means the game moved past that version (the gamemaster has
   re-written the game's deadlines); ``deferred`` means the gate is closed (someone has not
-  seen the last update yet), so the row is tried again after a short, growing delay; no
-  answer, and the lease runs out and the row is sent again;
+  seen the last update yet), so the row is tried again after a short, growing delay;
+  ``later`` (a turn timeout, whose players could act only once a gate opened after the turn
+  began) names when it is due, and the row is tried again then; no answer, and the lease
+  runs out and the row is sent again;
 - finds games whose stream has moved past their evaluated version for longer than a grace
   period (a gamemaster died between an append and writing the deadlines) and asks the
   gamemaster to evaluate them again (``<root>.internal.reconcile``).
@@ -31,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from cardroom_eventstore.deadlines import RECOVER_GRACE, Due
@@ -44,7 +46,7 @@ from .clock import Clock, SystemClock
 log = logging.getLogger("cardroom.timers")
 
 
-_RESULTS = frozenset({"fired", "nothing", "stale", "deferred", "unanswered", "refused"})
+_RESULTS = frozenset({"fired", "nothing", "stale", "deferred", "later", "unanswered", "refused"})
 
 
 class Timers(Service):
@@ -75,8 +77,8 @@ class Timers(Service):
         metrics = self.rt.metrics
         self._deadlines = metrics.counter(
             "cardroom_deadlines",
-            "Deadlines sent to the gamemaster, by its answer (fired, nothing, stale, deferred) "
-            "or by what went wrong (unanswered, refused)",
+            "Deadlines sent to the gamemaster, by its answer (fired, nothing, stale, deferred, "
+            "later) or by what went wrong (unanswered, refused)",
             ["result"],
         )
         self._lateness = metrics.histogram(
@@ -156,7 +158,12 @@ class Timers(Service):
             try:
                 answer = await self.rt.ask(
                     self.subjects.timeout,
-                    Timeout(game=due.game, version=due.version, key=due.key),
+                    Timeout(
+                        game=due.game,
+                        version=due.version,
+                        key=due.key,
+                        at=self.clock.now().timestamp(),
+                    ),
                     self.request_timeout,
                 )
             except asyncio.CancelledError:
@@ -173,13 +180,20 @@ class Timers(Service):
             log.debug("timeout %s: %s", due, result)
             self._count(result)
             try:
-                await self._settle(due, result)
+                await self._settle(due, result, answer.get("due"))
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("recording the result of %s", due)
 
-    async def _settle(self, due: Due, result: str) -> None:
+    async def _settle(self, due: Due, result: str, later: object = None) -> None:
+        if result == "later" and isinstance(later, int | float) and math.isfinite(later):
+            # a turn counted from the gate's opening: tried again then (never sooner than a
+            # short pause, whatever the answer says, so that a wrong one cannot spin)
+            at = max(datetime.fromtimestamp(later, UTC), self.clock.now() + timedelta(seconds=0.05))
+            await self.store_of(due.game).deadlines.retry_at(due, at)
+            self._wake.set()
+            return
         if result == "deferred":
             tries = self._deferrals.get(due, 0) + 1
             if len(self._deferrals) > 10_000:
