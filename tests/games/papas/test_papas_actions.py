@@ -185,7 +185,7 @@ def test_lend_me_a_buck_takes_a_blind_card_by_token() -> None:
 
 
 def test_lend_me_a_buck_on_an_empty_hand_takes_nothing() -> None:
-    h = three(["lend_me_a_buck"], [], ["potato"])
+    h = three(["lend_me_a_buck", "potato"], [], ["potato"])  # (a keeps a card: its turn goes on)
     h.play("a", "lend_me_a_buck", "b")
     events = h.skip_all()
     assert h.types(events)[-2:] == ["papas.not_interrupted", "papas.action_resolved"]
@@ -195,7 +195,12 @@ def test_lend_me_a_buck_on_an_empty_hand_takes_nothing() -> None:
 
 def test_runaway_potatoes_sends_one_card_of_each_opponent_into_the_deck() -> None:
     state = make_state(
-        {"a": ["runaway_potatoes"], "b": ["potato", "wildcard"], "c": [], "d": ["no_dude"]}
+        {
+            "a": ["runaway_potatoes", "potato"],
+            "b": ["potato", "wildcard"],
+            "c": [],
+            "d": ["no_dude"],
+        }
     )
     h = Harness(state)
     deck_before = set(h.state.deck)
@@ -259,17 +264,17 @@ def test_pope_potato_steals_one_copy_of_the_named_card() -> None:
 
 @pytest.mark.parametrize("name", ["wildcard", "no_dude", "spider_potato"])
 def test_pope_potato_may_name_any_card_and_fails_when_it_is_not_held(name: str) -> None:
-    h = three(["pope_potato"], ["potato"], [])
+    h = three(["pope_potato", "french_fries"], ["potato"], [])
     h.play("a", "pope_potato", "b")
     h.skip_all()
     h.do("a", {"type": "SelectCardName", "name": name})
     assert h.last("papas.action_resolved")["taken"] is None
     assert h.names("b") == ["potato"]
-    assert h.hand("a") == ()
+    assert h.names("a") == ["french_fries"]
 
 
 def test_the_potato_of_the_year_gives_a_golden_potato_and_the_turn_goes_on() -> None:
-    h = three(["potato_of_the_year"], [], [])
+    h = three(["potato_of_the_year", "potato"], [], [])
     h.play("a", "potato_of_the_year")
     h.skip_all()
     assert h.state.potatoes == (1, 0, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cardroom_games.papas.cards import CARD_NAME
 from papas_testkit import Harness, make_state
 
 
@@ -69,9 +70,11 @@ def test_threesome_flow_and_an_interrupted_play() -> None:
     # PlayerTurn -> (Play Threesome) -> ReactionPhase -> (No Interrupt) -> PlayerTurn;
     # ReactionPhase -> (Interrupt Played) -> PlayerTurn
     h = Harness(
-        make_state({"a": ["potato"] * 3 + ["look_ahead"], "b": ["no_dude"]}, potatoes={"b": 1})
+        make_state(
+            {"a": ["potato"] * 3 + ["look_ahead", "wildcard"], "b": ["no_dude"]}, potatoes={"b": 1}
+        )
     )
-    potatoes = [c for c in h.hand("a") if c != h.held("a", "look_ahead")]
+    potatoes = [c for c in h.hand("a") if CARD_NAME[c] == "potato"]
     h.do("a", {"type": "PlayThreesome", "cards": potatoes})
     h.skip_all()
     h.play("a", "look_ahead", "b")

@@ -95,6 +95,28 @@ def test_an_empty_hand_draws_three_and_ends_the_turn() -> None:
     assert GAME.actions(h.state, "c")  # c plays normally
 
 
+def test_a_hand_emptied_during_the_turn_draws_three_and_ends_it() -> None:
+    """The turn's state is entered again after every reaction window, and an empty hand
+    draws three then too (not the one card of EndTurn): after a threesome of the last three
+    cards, and after a last card that an interrupt cancelled."""
+    h = Harness(make_state({"a": ["potato"] * 3, "b": ["harry_potato"] * 5, "c": ["potato"]}))
+    h.do("a", {"type": "PlayThreesome", "cards": list(h.hand("a"))})
+    events = h.skip_all()
+    assert "papas.auto_drawn" in h.types(events)
+    assert len(h.hand("a")) == 3  # three, and no end-of-turn draw
+    assert h.state.active == 1
+    h = Harness(
+        make_state({"a": ["potato_of_the_year"], "b": ["no_dude", "potato"], "c": ["potato"]})
+    )
+    h.play("a", "potato_of_the_year")
+    interrupt = h.held("b", "no_dude")
+    events = h.do("b", {"type": "PlayInterrupt", "window": h.state.window, "card": interrupt})
+    events += h.skip_all()
+    assert "papas.auto_drawn" in h.types(events)
+    assert len(h.hand("a")) == 3
+    assert h.state.active == 1
+
+
 def test_one_card_may_be_discarded_for_three_at_the_start_of_the_turn() -> None:
     h = Harness(make_state({"a": ["no_dude"], "b": ["potato"]}, deck=["potato"] * 4))
     assert {"type": "DiscardAndDraw"} in GAME.actions(h.state, "a")

@@ -306,7 +306,7 @@ def actions(state: PapasState, player: str) -> list[dict[str, Any]]:
         return []
     hand = state.hands[seat]
     if phase == PLAYER_TURN:
-        if state.turn_fresh and not hand:
+        if not hand:
             return []  # the automatic draw follows
         out = []
         for card in _distinct(hand, state.values):

@@ -100,7 +100,9 @@ def follow_up(state: PapasState, rng: random.Random) -> list[Event]:
     seat = state.active
     player = state.seats[seat] if state.seats else ""
     if phase == PLAYER_TURN:
-        if state.turn_fresh and not state.hands[seat]:
+        # on every entry into the turn, its start or back from a reaction window (a threesome
+        # or an interrupted card may have played the last card): an empty hand draws three
+        if not state.hands[seat]:
             drawn, reshuffled = draw_cards(state.deck, state.discard, 3, rng)
             return [
                 {"type": AUTO_DRAWN, "player": player, "drawn": drawn, "reshuffled": reshuffled}
