@@ -318,6 +318,25 @@ async def test_the_policy_lets_the_page_connect_only_to_the_configured_nats_list
     }
 
 
+async def test_no_bridge_where_browsers_go_to_the_nats_servers_own_listeners(
+    web_stack: WebStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``CARDROOM_NATS_WS_URL`` (deploy/'s cluster) the page never needs the bridge:
+    ``/nats`` is 404, or every guest would reach NATS from this edge's address, which the auth
+    callout may trust (its limits on new guests skipped) and its flood guard would ban for
+    everybody at once."""
+    web = next(s for s in web_stack.host.services if isinstance(s, Web))
+    monkeypatch.setattr(
+        web, "settings", WebSettings(port=0, nats_ws_url="ws://nats-1.example:8080")
+    )
+    for headers in [{}, {"Origin": f"http://{netloc(web_stack)}"}]:
+        with pytest.raises(InvalidStatus) as refused:
+            async with ws_connect(bridge(web_stack), additional_headers=headers):
+                pass
+        assert refused.value.response.status_code == 404
+        assert json.loads(refused.value.response.body)["error"]["code"] == "not_found"
+
+
 # -- 4. GET and HEAD only; the API's own 404 ------------------------------------------------
 
 

@@ -16,7 +16,9 @@
   own credentials, and the broker judges it as it judges any client. Where the NATS server
   listens for WebSocket itself and asks every client for credentials (deploy/'s),
   ``CARDROOM_NATS_WS_URL`` names it (or, comma-separated, a cluster's listeners) and
-  browsers go there directly; the embedded one takes no browser (it asks for none). The bridge
+  browsers go there directly (and ``/nats`` is 404: no bridge, through which every guest
+  would reach NATS from this edge's address); the embedded one takes no browser (it asks
+  for none). The bridge
   takes a browser only from this page: a handshake with an ``Origin`` header must name the
   ``Host`` it was sent to (``http://`` or ``https://`` and that host and port), else 403
   ``forbidden_origin``; a page of another site (or, with ``CARDROOM_WEB_HOST=0.0.0.0``, of
@@ -283,6 +285,11 @@ class Web(Service):
         except ValueError:  # "//[x": not a URL ("Invalid IPv6 URL")
             return _json(_error("bad_request", "not a request path"), 400)
         if path == "/nats":
+            if self.settings.nats_ws_url is not None:
+                # browsers go to the NATS servers' own listeners: no bridge to open here,
+                # through which every guest would reach NATS from this edge's address (one
+                # the auth callout may trust, skipping its limits on new guests)
+                return _json(_error("not_found", "no bridge here: see /config.json"), 404)
             if not _same_origin(request.headers):
                 # a page of another site (or of another machine's) in a visitor's browser:
                 # behind the bridge it could act as any player where NATS asks for no
