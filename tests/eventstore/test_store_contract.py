@@ -366,7 +366,8 @@ async def test_when_the_gate_after_a_version_opened(es: Store) -> None:
     assert await es.opened_since("g", 1) == first
     await es.ack("g", 2, "a")
     second = await es.opened_since("g", 1)
-    assert second is not None and second >= first
+    assert second is not None
+    assert second >= first
     assert await es.opened_since("g", 2) == second
     assert await es.opened_since("g", 3) is None
 
