@@ -49,9 +49,12 @@ def compose_binary() -> Path:
     return binary
 
 
-def run_compose(*args: str | Path, cwd: Path = DEPLOY) -> subprocess.CompletedProcess[str]:
-    # the variables the compose file reads are left to their defaults
+def run_compose(
+    *args: str | Path, cwd: Path = DEPLOY, **settings: str
+) -> subprocess.CompletedProcess[str]:
+    # the variables the compose file reads are left to their defaults, but those given
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CARDROOM_", "COMPOSE_"))}
+    env |= settings
     return subprocess.run(
         [str(compose_binary()), *map(str, args)],
         capture_output=True,
@@ -170,6 +173,23 @@ def test_nats_is_a_three_node_cluster(config: dict[str, Any]) -> None:
     assert len(set(published)) == 2 * len(NATS_NODES)
     ws = services["web"]["environment"]["CARDROOM_NATS_WS_URL"].split(",")
     assert len(ws) == len(NATS_NODES)
+    # ... at the ports the nodes' WebSocket listeners are published on (which the docs say
+    # CARDROOM_NATS*_WS_PORT move: the page's list follows them)
+    listeners = {
+        str(p["published"]) for node in NATS_NODES for p in services[node]["ports"]
+        if int(p["target"]) == 8080
+    }  # fmt: skip
+    assert {u.rsplit(":", 1)[1] for u in ws} == listeners
+
+
+def test_moving_the_nats_websocket_ports_moves_where_the_page_goes() -> None:
+    moved = {"CARDROOM_NATS_WS_PORT": "9080", "CARDROOM_NATS3_WS_PORT": "9082"}
+    result = run_compose("-f", COMPOSE_FILE, "config", "--format", "json", **moved)
+    assert result.returncode == 0, result.stderr
+    web = json.loads(result.stdout)["services"]["web"]
+    assert web["environment"]["CARDROOM_NATS_WS_URL"] == (
+        "ws://localhost:9080,ws://localhost:8081,ws://localhost:9082"
+    )
 
 
 def test_no_secret_is_written_in_the_compose_file(config: dict[str, Any]) -> None:

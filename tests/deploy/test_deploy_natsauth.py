@@ -24,6 +24,7 @@ from cardroom_natsauth import (
     verify_player_token,
     write_deploy_secrets,
 )
+from cardroom_natsauth.deploysecrets import STANDALONE
 from cardroom_wire import InvalidId
 
 SECRET = "s3cret-s3cret-s3cret-s3cret"
@@ -242,7 +243,7 @@ def test_the_responder_wants_an_account_seed() -> None:
 def test_deploy_secrets_agree_with_each_other(tmp_path: Path) -> None:
     folder = tmp_path / "secrets"
     written = write_deploy_secrets(folder)
-    assert {p.name for p in written} == set(deploy_secrets())
+    assert {p.name for p in written} == set(deploy_secrets()) | set(STANDALONE)
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     conf = read_secret(folder / "nats.conf")
     service_password = read_secret(folder / "nats_url").split(":")[2].split("@")[0]
@@ -261,6 +262,13 @@ def test_deploy_secrets_agree_with_each_other(tmp_path: Path) -> None:
     with pytest.raises(FileExistsError):
         write_deploy_secrets(folder)
     assert len(write_deploy_secrets(folder, force=True)) == len(before)
+    # a standalone secret missing beside a whole set (one written before it existed): added
+    grafana = folder / "grafana_admin_password"
+    grafana.unlink()
+    kept = {p.name: p.read_text() for p in folder.iterdir()}
+    assert write_deploy_secrets(folder) == [grafana]
+    assert len(read_secret(grafana)) >= 32
+    assert {p.name: p.read_text() for p in folder.iterdir() if p != grafana} == kept
 
 
 def test_tokens_live_a_day_by_default() -> None:

@@ -17,6 +17,9 @@ One file per secret, so that docker-compose can hand each process only the ones 
     The HMAC key of player tokens, shared by the lobby (issues) and the auth service (verifies).
 ``postgres_password``, ``database_url``
     PostgreSQL's superuser password, and the URL the services use.
+``grafana_admin_password``
+    The password of Grafana's ``admin`` (else Grafana's default, ``admin``). It stands alone:
+    written whenever it is missing, also beside a set written before it existed.
 
 Existing files are kept (rotating a secret is deleting its file and restarting what uses it),
 so running this again is harmless.
@@ -79,12 +82,17 @@ def deploy_secrets(
     }
 
 
+STANDALONE: Final = ("grafana_admin_password",)
+"""Secrets that relate to no other: each written when missing, whatever the set holds."""
+
+
 def write_deploy_secrets(directory: Path | str, *, force: bool = False) -> list[Path]:
     """Create the secret files missing in ``directory``; returns the files written.
 
     Related secrets are generated together: if any file is missing (or ``force``), the whole
     set is written anew, except that an existing set is never partly overwritten without
-    ``force`` (that would leave, say, a NATS password that no URL matches).
+    ``force`` (that would leave, say, a NATS password that no URL matches). A standalone
+    secret (:data:`STANDALONE`) is written whenever it is missing (or with ``force``).
     """
     folder = Path(directory)
     values = deploy_secrets()
@@ -96,6 +104,9 @@ def write_deploy_secrets(directory: Path | str, *, force: bool = False) -> list[
                 f"{folder} holds some secrets but not {', '.join(missing)}: "
                 "delete the folder (or pass force) to generate a consistent set"
             )
+        values = {}
+    values |= {name: _password() for name in STANDALONE if force or not (folder / name).exists()}
+    if not values:
         return []
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o700)  # the folder keeps other users of this machine out
