@@ -318,6 +318,50 @@ async def test_the_policy_lets_the_page_connect_only_to_the_configured_nats_list
     }
 
 
+UPGRADE = (b"Upgrade: websocket", b"Connection: Upgrade", b"Sec-WebSocket-Version: 13",
+           b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==")  # fmt: skip
+
+
+async def _status_line(url: str, request: bytes) -> bytes:
+    where = urlsplit(url)
+    reader, writer = await asyncio.open_connection(where.hostname, where.port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        return await asyncio.wait_for(reader.readline(), 10)
+    finally:
+        writer.close()
+
+
+async def test_the_bridge_answers_only_to_the_names_of_this_edge(
+    web_stack: WebStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: a site whose name is made to resolve to this machine sends its own
+    name as both Origin and Host, which the origin check alone takes for the page's. The
+    bridge answers only a Host that is an address, localhost, or a name configured
+    (``CARDROOM_WEB_NAMES``)."""
+    port = urlsplit(web_stack.url).port
+
+    def handshake(name: str) -> bytes:
+        host = f"{name}:{port}".encode()
+        return (
+            b"\r\n".join(
+                [b"GET /nats HTTP/1.1", b"Host: " + host, b"Origin: http://" + host, *UPGRADE]
+            )
+            + b"\r\n\r\n"
+        )
+
+    status, _, body = await raw(web_stack.url, handshake("rebound.example"))
+    assert status == 403
+    assert json.loads(body)["error"]["code"] == "forbidden_origin"
+    for name in ["localhost", "127.0.0.1"]:
+        assert (await _status_line(web_stack.url, handshake(name))).startswith(b"HTTP/1.1 101")
+    web = next(s for s in web_stack.host.services if isinstance(s, Web))
+    monkeypatch.setattr(web, "settings", WebSettings(port=0, names=("rebound.example",)))
+    line = await _status_line(web_stack.url, handshake("rebound.example"))
+    assert line.startswith(b"HTTP/1.1 101"), line
+
+
 async def test_no_bridge_where_browsers_go_to_the_nats_servers_own_listeners(
     web_stack: WebStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -53,12 +53,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import ipaddress
 import json
 import logging
 import mimetypes
 import os
 import random
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
@@ -96,6 +98,9 @@ class WebSettings:
     port: int = DEFAULT_PORT
     nats_ws_url: str | None = None
     bots: int = BOTS_AT_ONCE
+    names: tuple[str, ...] = ()
+    """Host names (besides IP addresses and ``localhost``) the bridge is reached by
+    (``CARDROOM_WEB_NAMES``, comma-separated)."""
 
     @classmethod
     def from_env(cls) -> WebSettings:
@@ -114,6 +119,11 @@ class WebSettings:
             host=os.environ.get("CARDROOM_WEB_HOST", "").strip() or "127.0.0.1",
             port=port,
             nats_ws_url=os.environ.get("CARDROOM_NATS_WS_URL", "").strip() or None,
+            names=tuple(
+                n.strip().lower()
+                for n in os.environ.get("CARDROOM_WEB_NAMES", "").split(",")
+                if n.strip()
+            ),
         )
 
 
@@ -290,13 +300,18 @@ class Web(Service):
                 # through which every guest would reach NATS from this edge's address (one
                 # the auth callout may trust, skipping its limits on new guests)
                 return _json(_error("not_found", "no bridge here: see /config.json"), 404)
+            if request.method != "GET":  # only a GET opens a WebSocket
+                return _not_allowed("GET")
             if not _same_origin(request.headers):
                 # a page of another site (or of another machine's) in a visitor's browser:
                 # behind the bridge it could act as any player where NATS asks for no
                 # credentials (make run's own). No Origin: not a browser, not a page's doing.
                 return _json(_error("forbidden_origin", "not this page's origin"), 403)
-            if request.method != "GET":  # only a GET opens a WebSocket
-                return _not_allowed("GET")
+            if not _known_host(request.headers, self.settings.names):
+                # a page whose site's name was made to resolve to this machine (DNS
+                # rebinding) sends its own name as both Origin and Host: only an address,
+                # localhost or a name configured here is this edge's own
+                return _json(_error("forbidden_origin", "not a name of this edge"), 403)
             return None
         if path == "/config.json":
             return _json({"root": self.subjects.root, "nats_ws": self._nats_ws()})
@@ -517,6 +532,27 @@ def _same_origin(headers: Headers) -> bool:
         return False
     origin, host = origin.lower(), host.lower()
     return origin in (f"http://{host}", f"https://{host}")
+
+
+def _known_host(headers: Headers, names: Collection[str]) -> bool:
+    """Whether the ``Host`` a request was sent to names this edge: an IP address,
+    ``localhost``, or one of ``names`` (any port). A request without it is no browser's."""
+    host = _one(headers, "Host")
+    if host is None:
+        return not headers.get_all("Host")
+    try:
+        name = urlsplit(f"//{host}").hostname  # lower case, without brackets or port
+    except ValueError:
+        return False
+    return name is not None and (name == "localhost" or name in names or _is_address(name))
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _ws_source(url: str) -> str | None:
