@@ -49,6 +49,11 @@ def to(*addressees: str) -> NewEvent:
     return NewEvent(type="dealt", data={}, addressees=frozenset(addressees))
 
 
+def private(*addressees: str) -> NewEvent:
+    """An event told to some seats only: its acks hold no gate."""
+    return NewEvent(type="dealt", data={}, addressees=frozenset(addressees), holds=False)
+
+
 class Wanted(NamedTuple):
     key: str
     seconds: float
@@ -294,12 +299,13 @@ async def test_excused_acks_stay_owed_but_hold_no_gate(es: Store) -> None:
 
 
 async def test_a_batch_that_holds_nothing_owes_its_acks_and_times_them(es: Store) -> None:
-    """``Append.holds`` false (a batch told to some seats only): its acks are owed (a sync
-    lists them, the ack timeout times them, an ack is no away player's) but no gate waits."""
+    """A batch of events told to some seats only (``NewEvent.holds`` false): its acks are
+    owed (a sync lists them, the ack timeout times them, an ack is no away player's) but no
+    gate waits."""
     created = await es.append(Append("g", "take5", 0, [to("a", "b")]))
     assert await es.ack("g", 1, "a") == AckResult(accepted=True)
     assert await es.ack("g", 1, "b") == AckResult(accepted=True, released_gate=1, open=True)
-    await es.append(Append("g", "take5", 1, [to("b"), to("b")], holds=False))
+    await es.append(Append("g", "take5", 1, [private("b"), private("b")]))
     assert await es.gate_open("g")  # nobody is held
     assert await es.pending("g") == {2: frozenset({"b"}), 3: frozenset({"b"})}
     assert await es.pending_for_player("g", "b") == [2, 3]
@@ -321,7 +327,7 @@ async def test_a_batch_that_holds_nothing_owes_its_acks_and_times_them(es: Store
     # the same in a group commit
     for game in ("h", "i"):
         await es.append(Append(game, "take5", 0, [to()]))
-    grouped = [Append("h", "take5", 1, [to("x")], holds=False), Append("i", "take5", 1, [to("y")])]
+    grouped = [Append("h", "take5", 1, [private("x")]), Append("i", "take5", 1, [to("y")])]
     await es.append_group(grouped)
     assert await es.gate_open("h")
     assert not await es.gate_open("i")
@@ -336,8 +342,7 @@ async def test_an_event_that_holds_nothing_holds_no_gate_beside_one_that_does(es
     until the former's addressee acknowledges; that ack is owed and timed all the same."""
     for game, group in (("g", False), ("h", True)):
         await es.append(Append(game, "take5", 0, [to()]))
-        private = NewEvent(type="dealt", data={}, addressees=frozenset({"b"}), holds=False)
-        mixed = Append(game, "take5", 1, [to("a", "b"), private])
+        mixed = Append(game, "take5", 1, [to("a", "b"), private("b")])
         if group:
             (written,) = await es.append_group([mixed])
             assert not isinstance(written, EventStoreError), written

@@ -333,7 +333,7 @@ class InMemoryEventStore:
         for key, gate in self._pending.items():
             if key[0] == stream_id and key[2] in players and gate != NOT_GATING:
                 self._pending[key] = NOT_GATING
-                if gate > NOT_GATING:  # (a batch that holds nothing has no gate)
+                if gate > NOT_GATING:  # (an ack that holds nothing counts no gate down)
                     lost[gate] = lost.get(gate, 0) + 1
         return [g for g in sorted(lost) if self._count_down((stream_id, g), lost[g])]
 

@@ -79,11 +79,9 @@ class Append:
     - ``handled_gate``: mark the released gate of that version as handled (its follow-up is
       this append). Only with ``handled_gate`` may ``events`` be empty: then the append checks
       the expected version, marks the gate and appends nothing.
-    - ``holds``: whether the acknowledgements owed hold a gate. False: they are owed (resent,
-      listed by a sync, timed by the ack timeout) but hold nothing (``gate_version``
-      ``-last_version``, no ``gates`` row): a batch told to some seats only, whose gate the
-      others would see in their own commands being held. An event's own ``holds`` false does
-      the same for its acknowledgements alone (:meth:`owed`).
+
+    The acknowledgements of an event whose ``holds`` is false are owed but hold no gate
+    (:meth:`owed`); a batch of such events only has no gate at all.
     """
 
     stream_id: str
@@ -93,7 +91,6 @@ class Append:
     command_id: str | None = None
     reply: dict[str, Any] | None = None
     handled_gate: int | None = None
-    holds: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "events", tuple(self.events))
@@ -115,12 +112,13 @@ class Append:
     def owed(self) -> list[tuple[int, str, int]]:
         """The acknowledgements this append owes, as ``pending_acks`` keeps them: the version
         each addressee acknowledges (the one it was shown), the player, and the
-        ``gate_version``: ``last_version`` where it holds the gate (the batch and its event
-        hold), else ``-last_version`` (owed, holding nothing). The gate waits for as many
-        acknowledgements as hold it; with none, the append has no gate."""
+        ``gate_version``: ``last_version`` where it holds the gate (its event holds), else
+        ``-last_version`` (owed, holding nothing: resent, listed by a sync, timed by the ack
+        timeout). The gate waits for as many acknowledgements as hold it; with none, the
+        append has no gate."""
         rows: list[tuple[int, str, int]] = []
         for version, event in enumerate(self.events, start=self.expected_version + 1):
-            gate = self.last_version if self.holds and event.holds else -self.last_version
+            gate = self.last_version if event.holds else -self.last_version
             for player in sorted(event.addressees):
                 rows.append((event.shown.get(player, version), player, gate))
         return rows

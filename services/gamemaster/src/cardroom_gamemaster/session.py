@@ -161,7 +161,11 @@ class _Batch:
     events: list[NewEvent] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     addressed: set[str] = field(default_factory=set)
-    holds: bool = False  # some event was told to every seat: the gate waits (TableState.left_out)
+
+    @property
+    def holds(self) -> bool:
+        """Some event was told to every seat: the gate waits (``TableState.left_out``)."""
+        return any(event.holds for event in self.events)
 
 
 def _numbered(loaded: Loaded, items: Sequence[Item]) -> _Batch:
@@ -186,7 +190,6 @@ def _numbered(loaded: Loaded, items: Sequence[Item]) -> _Batch:
         # others would meet it held in their own commands' answers (TableState.left_out)
         holds = not after.left_out(state)
         batch.events.append(NewEvent(event["type"], data, dict(meta), to, shown=shown, holds=holds))
-        batch.holds = batch.holds or holds
         state = after
     batch.state = state
     return batch
@@ -362,7 +365,6 @@ class Sessions:
             command_id=command_key,
             reply=reply,
             handled_gate=handled_gate,
-            holds=batch.holds,
         )
         try:
             with tracing.span("append", {"cardroom.game": game, "cardroom.events": len(items)}):
