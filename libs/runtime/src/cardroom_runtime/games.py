@@ -8,12 +8,18 @@ experiments). So adding a game touches nothing in services/.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import logging
 import os
+import random
+from collections.abc import Mapping, Sequence
 from importlib.metadata import entry_points
 from typing import Any
 
-from cardroom_engine import Game, registry
+from cardroom_engine import Bot, Game, NoMove, registry
+
+log = logging.getLogger("cardroom.bots")
 
 ENV_GAMES = "CARDROOM_GAMES"
 GROUP = "cardroom.games"
@@ -36,3 +42,24 @@ def load_games(extra: str | None = None) -> list[str]:
         if spec.strip():
             registry.register(_load(spec))
     return registry.names()
+
+
+async def bot_choice(
+    bot: Bot,
+    view: Mapping[str, Any],
+    actions: Sequence[Mapping[str, Any]],
+    rng: random.Random,
+    *,
+    who: str,
+) -> dict[str, Any] | None:
+    """What ``bot`` chooses, as every service that runs bots asks it: in a worker thread when
+    its choices are heavy CPU work (``heavy_choices``: one bot's proofs must not hold up the
+    other games on the event loop); None when it makes no move (:class:`NoMove`: a Macaua
+    player whose own check of the game asks nothing of it), which is logged for ``who``."""
+    try:
+        if getattr(bot, "heavy_choices", False):
+            return dict(await asyncio.to_thread(bot.choose, view, actions, rng))
+        return dict(bot.choose(view, actions, rng))
+    except NoMove as exc:
+        log.warning("%s: no move (%s)", who, exc)
+        return None

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cardroom_client import CardroomError, Client
-from cardroom_engine import Bot, NoMove, RandomBot, registry
+from cardroom_engine import Bot, RandomBot, registry
+from cardroom_runtime.games import bot_choice
 from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import Notification
 
@@ -117,18 +118,10 @@ class BotPlayer:
 
     async def _choose_and_send(self, note: Notification) -> None:
         bot = self.bots[note.game]
-        view = note.view or {}
-        try:
-            if getattr(bot, "heavy_choices", False):
-                choice = await asyncio.to_thread(bot.choose, view, note.actions, self.rng)
-            else:
-                choice = bot.choose(view, note.actions, self.rng)
-        except NoMove as exc:
-            # a bot that will not move (a Macaua player whose own check of the game asks
-            # nothing of it, or failed) sends nothing; the game's deadlines go on
-            log.warning("%s in %s: no move (%s)", self.player, note.game, exc)
+        who = f"{self.player} in {note.game}"
+        command = await bot_choice(bot, note.view or {}, note.actions, self.rng, who=who)
+        if command is None:  # no move: the game's deadlines go on
             return
-        command = dict(choice)
         try:
             await self.client.send(note.game, command, retry_for=RETRY_SECONDS)
             self.commands += 1

@@ -68,8 +68,9 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from cardroom_client import CardroomError, Client
-from cardroom_engine import NEW_TABLE, Bot, NoMove, registry
+from cardroom_engine import NEW_TABLE, Bot, registry
 from cardroom_eventstore import readmodels
+from cardroom_runtime.games import bot_choice
 from cardroom_runtime.host import Asker, Service, storage_unavailable
 from cardroom_runtime.tasks import cancel_and_wait
 from cardroom_wire import ErrorCode, Notification, SeatBotsAt, WireError, check_id, ok
@@ -183,16 +184,9 @@ class _Bot:
             self._acting = asyncio.create_task(self._send(note))
 
     async def _send(self, note: Notification) -> None:
-        choose = self.bot.choose
-        try:
-            if getattr(self.bot, "heavy_choices", False):  # proofs: off the event loop
-                choice = dict(
-                    await asyncio.to_thread(choose, note.view or {}, note.actions, self.rng)
-                )
-            else:
-                choice = dict(choose(note.view or {}, note.actions, self.rng))
-        except NoMove as exc:  # (a Macaua bot whose own check asks nothing of it): none
-            log.warning("bot %s in %s: no move (%s)", self.client.player, self.game, exc)
+        who = f"bot {self.client.player} in {self.game}"
+        choice = await bot_choice(self.bot, note.view or {}, note.actions, self.rng, who=who)
+        if choice is None:  # no move: the game's deadlines go on
             return
         with contextlib.suppress(CardroomError):
             await self.client.send(self.game, choice, retry_for=60.0)
