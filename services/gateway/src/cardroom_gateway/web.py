@@ -18,14 +18,15 @@
   ``CARDROOM_NATS_WS_URL`` names it (or, comma-separated, a cluster's listeners) and
   browsers go there directly (and ``/nats`` is 404: no bridge, through which every guest
   would reach NATS from this edge's address); the embedded one takes no browser (it asks
-  for none). The bridge
-  takes a browser only from this page: a handshake with an ``Origin`` header must name the
-  ``Host`` it was sent to (``http://`` or ``https://`` and that host and port), else 403
-  ``forbidden_origin``; a page of another site (or, with ``CARDROOM_WEB_HOST=0.0.0.0``, of
-  another machine) in a visitor's browser could otherwise act as any player where NATS asks
-  for no credentials (make run's). A handshake without ``Origin`` is no browser's, and no
-  page can leave it out: it is let through (the broker judges its ``CONNECT``). A proxy in
-  front must pass the browser's ``Host`` on.
+  for none). The bridge takes a browser only from this page: a handshake with an
+  ``Origin`` header must name the ``Host`` it was sent to (``http://`` or ``https://`` and
+  that host and port), and that ``Host`` must be an address, ``localhost`` or a name in
+  ``CARDROOM_WEB_NAMES`` (else a site that made its own name resolve here would pass), else
+  403 ``forbidden_origin``; a page of another site (or, with ``CARDROOM_WEB_HOST=0.0.0.0``,
+  of another machine) in a visitor's browser could otherwise act as any player where NATS
+  asks for no credentials (make run's). A handshake without ``Origin`` is no browser's, and
+  no page can leave it out: it is let through (the broker judges its ``CONNECT``). A proxy
+  in front must pass the browser's ``Host`` on.
 
 Every answer carries the page's Content-Security-Policy (its own scripts and libsodium's
 WebAssembly, its own styles and images, connections to itself and to the configured NATS
