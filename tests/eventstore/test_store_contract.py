@@ -298,26 +298,32 @@ async def test_excused_acks_stay_owed_but_hold_no_gate(es: Store) -> None:
     assert await es.excuse("g", []) == []
 
 
-async def test_a_batch_that_holds_nothing_owes_its_acks_and_times_them(es: Store) -> None:
+async def test_a_batch_that_holds_nothing_owes_its_acks_and_times_them_with_the_next_gate(
+    es: Store,
+) -> None:
     """A batch of events told to some seats only (``NewEvent.holds`` false): its acks are
-    owed (a sync lists them, the ack timeout times them, an ack is no away player's) but no
-    gate waits."""
-    created = await es.append(Append("g", "take5", 0, [to("a", "b")]))
+    owed (a sync lists them, an ack is no away player's) but no gate waits, and no ack
+    timeout runs from them (a silent seat's away mark would date them): the next gate that
+    holds times them with its own."""
+    await es.append(Append("g", "take5", 0, [to("a", "b")]))
     assert await es.ack("g", 1, "a") == AckResult(accepted=True)
     assert await es.ack("g", 1, "b") == AckResult(accepted=True, released_gate=1, open=True)
     await es.append(Append("g", "take5", 1, [private("b"), private("b")]))
     assert await es.gate_open("g")  # nobody is held
     assert await es.pending("g") == {2: frozenset({"b"}), 3: frozenset({"b"})}
     assert await es.pending_for_player("g", "b") == [2, 3]
-    assert await es.debtors("g") == {"b"}  # for the ack timeout
+    assert await es.debtors("g") == {"b"}
     assert await es.debtors("g", gate=2) == set()
-    due = await es.deadlines.write("g", 3, active=True, wanted=[], ack_timeout=5)
-    assert due is not None
-    assert due >= created[0].recorded_at + timedelta(seconds=5)
-    assert await es.deadlines.claim(due, due, 10) == [Due("g", "acks:3", 3)]
-    # a held gate after it: released by its own acks alone
-    await es.append(Append("g", "take5", 3, [to("a")]))
+    assert await es.deadlines.write("g", 3, active=True, wanted=[], ack_timeout=5) is None
+    # a held gate after it: released by its own acks alone, and its timeout is the private
+    # acks' too, from its own event
+    held = await es.append(Append("g", "take5", 3, [to("a")]))
     assert not await es.gate_open("g")
+    due = await es.deadlines.write("g", 4, active=True, wanted=[], ack_timeout=5)
+    assert due is not None
+    assert due >= held[0].recorded_at + timedelta(seconds=5)
+    assert await es.deadlines.claim(due, due, 10) == [Due("g", "acks:4", 4)]
+    assert await es.debtors("g", gate=4) == {"a", "b"}
     assert await es.ack("g", 2, "b") == AckResult(accepted=True)
     assert await es.ack("g", 4, "a") == AckResult(accepted=True, released_gate=4, open=True)
     # excusing an owed ack of such a batch releases nothing

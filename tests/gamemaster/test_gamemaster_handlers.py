@@ -211,6 +211,11 @@ async def test_an_event_told_to_some_seats_only_holds_nobody(started: Started) -
     prompt = loaded.state.seen(t.other)
     assert await t.store.pending(t.game) == {prompt: frozenset({t.other})}
     assert await t.store.gate_open(t.game)
+    # nor does an ack timeout run from it: the prompted seat, silent, would be marked away
+    # a fixed time after its prompt, and the others would learn when that was
+    await t.gm.deadlines.now(loaded, force=True)
+    far = datetime.now(UTC) + timedelta(days=1)
+    assert await t.store.deadlines.claim(far, far, 100) == []
 
     with pytest.raises(Rejection) as refused:
         await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c2")
@@ -218,6 +223,12 @@ async def test_an_event_told_to_some_seats_only_holds_nobody(started: Started) -
     # the prompt's player moves; its ack of the prompt is still owed, and then taken
     await command(t.gm, t.game, t.other, type="bet", amount=2, id="c3")
     assert prompt in await t.store.pending_for_player(t.game, t.other)
+    # the gate of that move, told to every seat, is timed: from its own event
+    moved = await t.gm.sessions.load(t.game)
+    await t.gm.deadlines.now(moved, force=True)
+    (timed,) = await t.store.deadlines.claim(far, far, 100)
+    assert timed.key.startswith("acks:")
+    assert int(timed.key.removeprefix("acks:")) > prompt
     assert (await t.store.ack(t.game, prompt, t.other)).accepted
 
 

@@ -192,8 +192,9 @@ class TableState:
         Such an event's acknowledgements hold no gate (the store's ``NewEvent.holds``): a seat
         left out would otherwise see the game held by what it was not told, its own commands
         refused ``awaiting_acks`` until the others acknowledged (in papas: that somebody
-        passed). They are owed all the same: resent, listed by a sync, timed by the ack
-        timeout."""
+        passed). They are owed all the same: resent, listed by a sync, and timed with the
+        next gate that holds (timed by themselves, a silent seat's away mark would date
+        them)."""
         return any(self.hidden.get(p, 0) > before.hidden.get(p, 0) for p in self.seats)
 
     def summary(self) -> dict[str, Any]:

@@ -71,7 +71,9 @@ class Due:
     due_at: datetime | None = field(default=None, compare=False)
 
 
-# The ack timeout is wanted for the oldest gate still held by a gating acknowledgement.
+# The ack timeout is wanted for the oldest gate still held. An owed ack that holds nothing
+# (its event was told to some seats only) is not timed by itself: the moment its seat was
+# marked away would tell the others when that event happened. The next held gate times it.
 _WRITE = Statement(
     f"""
 WITH m AS (
@@ -83,8 +85,8 @@ WITH m AS (
     RETURNING v.game_id
 ),
 acks AS (
-    SELECT min(abs(gate_version)) AS gate FROM pending_acks
-    WHERE stream_id = CAST(:game AS text) AND gate_version <> {NOT_GATING}
+    SELECT min(gate_version) AS gate FROM pending_acks
+    WHERE stream_id = CAST(:game AS text) AND gate_version > {NOT_GATING}
 ),
 want AS (
     SELECT w.key, w.secs, w.since

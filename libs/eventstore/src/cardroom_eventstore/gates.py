@@ -6,8 +6,9 @@ under the gate's row lock, so exactly one ack, the last, releases it. An away pl
 acks are excused (:meth:`Gates.excuse`): the rows stay, for its sync, but hold no gate
 (``gate_version`` :data:`NOT_GATING`). An event that holds nothing (``NewEvent.holds``
 false: told to some seats only) owes its acks under ``-version`` (:meth:`.model.Append.owed`):
-no gate waits for them, yet they are resent, listed by a sync and timed by the ack timeout
-like a gate's, and an ack of one is not an away player's. A released gate is marked handled
+no gate waits for them, yet they are resent and listed by a sync; the ack timeout times
+them only with the next gate that holds (:mod:`.deadlines`), and an ack of one is not an
+away player's. A released gate is marked handled
 once its follow-up is appended (``Append.handled_gate``) or found unnecessary; the sweep
 finds those left unhandled (:meth:`Gates.unhandled_releases`). The protocol the services run
 over these rows, and its timing, is specified in one place: ``cardroom_runtime.gate``.

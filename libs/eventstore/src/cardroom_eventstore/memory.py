@@ -499,7 +499,7 @@ class InMemoryDeadlines:
             return None  # an evaluation never goes back
         self._versions[game] = (version, active)
         want = [(d.key, float(d.seconds), d.since) for d in wanted]
-        gates = [abs(g) for (s, _, _), g in self._store._pending.items() if s == game and g]
+        gates = [g for (s, _, _), g in self._store._pending.items() if s == game and g > NOT_GATING]
         if gates and ack_timeout is not None:
             want.append((f"{ACKS}{min(gates)}", ack_timeout, min(gates)))
         keys = {key for key, _, _ in want}

@@ -10,9 +10,11 @@ its notification (DESIGN.md, principle 3). Its rows are the event store's
    nothing), so a gate of away players only is released by the gamemaster itself. An
    event told to some seats only (``TableState.left_out``) holds no gate, even beside
    events told to every seat (``NewEvent.holds``), and a batch of such events only has none
-   at all: their acks are owed, resent and timed by the ack timeout, but nobody's move
-   waits for them, since the seats left out would see the game held by what they were not
-   told (in papas: that somebody passed). After a batch without a gate the game moves on at
+   at all: their acks are owed and resent, but nobody's move waits for them, since the
+   seats left out would see the game held by what they were not told (in papas: that
+   somebody passed). Nor are they timed by themselves: the ack timeout runs from the next
+   gate that holds, else the moment a silent seat is marked away would tell the others
+   when its private event happened. After a batch without a gate the game moves on at
    once, as after a batch of away players only.
 2. The acktracker, the owner of acknowledgements, records each ack
    (``EventStore.ack_many``); the one that brings the gate to zero releases it, exactly
