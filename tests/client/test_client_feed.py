@@ -68,3 +68,37 @@ async def test_overlapping_syncs_skip_nothing(nats_url: str, subject_root: str) 
     finally:
         await client.close()
         await server.close()
+
+
+async def test_a_fresh_client_handles_what_its_first_sync_lists(
+    nats_url: str, subject_root: str
+) -> None:
+    """A client started again in a game (``last_seq`` 0) whose sync lists notifications 12
+    and 14 (everything else acknowledged, by its earlier run): it handles both, in order.
+    An earlier client held them as after a gap and dropped them at the reply's end, then
+    acknowledged their resends unhandled."""
+    root = f"{subject_root}fresh"
+    server = await nats.connect(nats_url)
+    reply = _reply(range(0), 14) | {"notifications": [_note(12), _note(14)]}
+
+    async def answer(msg: Any) -> None:
+        await msg.respond(json.dumps(reply).encode())
+
+    await server.subscribe(Subjects(root).sync("g1", "p1"), cb=answer)
+    await server.flush()
+    client = await Client.connect(nats_url, "p1", subject_root=root)
+    seen: list[int] = []
+
+    async def handler(note: Notification) -> None:
+        seen.append(note.seq)
+
+    client.on_notification(handler)
+    try:
+        synced = await client.follow("g1")
+        assert synced is not None
+        assert synced.last_seq == 14
+        await wait_until(lambda: client._feed("g1").last_seq == 14, timeout=10)
+        assert seen == [12, 14]
+    finally:
+        await client.close()
+        await server.close()

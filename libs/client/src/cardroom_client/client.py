@@ -154,6 +154,16 @@ class _SyncEnd:
     last_seq: int
 
 
+@dataclass(frozen=True)
+class _Acked:
+    """Before each notification a sync reply lists: every notification below ``seq`` that
+    the reply did not list was acknowledged before (by this client, or by an earlier run of
+    it), so it is no gap to wait for. A fresh client, its ``last_seq`` 0, would otherwise
+    hold the listed ones as after a gap and drop them at the reply's end."""
+
+    seq: int
+
+
 @dataclass
 class _Feed:
     """One game's ordered stream of notifications for this player."""
@@ -161,7 +171,9 @@ class _Feed:
     game: str
     last_seq: int = 0
     # notifications, the ends of sync replies, and None (a wake-up when closing)
-    queue: asyncio.Queue[Notification | _SyncEnd | None] = field(default_factory=asyncio.Queue)
+    queue: asyncio.Queue[Notification | _Acked | _SyncEnd | None] = field(
+        default_factory=asyncio.Queue
+    )
     task: asyncio.Task[None] | None = None
     syncing: bool = False
     held: dict[int, Notification] = field(default_factory=dict)  # ahead of a gap
@@ -556,9 +568,10 @@ class Client:
         )
         reply = SyncReply.model_validate(raw)
         feed = self._feed(game)
-        for note in reply.notifications:
-            feed.queue.put_nowait(note)
         # everything up to last_seq that was not listed has been acknowledged already
+        for note in reply.notifications:
+            feed.queue.put_nowait(_Acked(note.seq))
+            feed.queue.put_nowait(note)
         feed.queue.put_nowait(_SyncEnd(reply.last_seq))
         return reply
 
@@ -569,20 +582,23 @@ class Client:
         self._handler = handler
         self._after_ack = after_ack
 
-    async def follow(self, game: str, *, sync: bool = True) -> None:
-        """Receive the game's notifications, after a sync (unless ``sync`` is False). A sync
-        refused "not now" (``unavailable``: the server is catching up with the game, or
-        restarting) is asked again, backing off, for at most the client's timeout."""
+    async def follow(self, game: str, *, sync: bool = True) -> SyncReply | None:
+        """Receive the game's notifications, after a sync (unless ``sync`` is False), and
+        return the sync's reply. Its ``actions`` are what this player may do now. A client
+        that starts again in a game it plays acts on them when the reply lists no
+        notification (those reach the handlers with their own ``actions``): a prompt it
+        acknowledged before it stopped is not sent again. A sync refused "not now"
+        (``unavailable``: the server is catching up with the game, or restarting) is asked
+        again, backing off, for at most the client's timeout."""
         self._feed(game)
         if not sync:
-            return
+            return None
         loop = asyncio.get_running_loop()
         give_up = loop.time() + self.timeout
         delay = 0.02
         while True:
             try:
-                await self.sync(game)
-                return
+                return await self.sync(game)
             except CardroomError as exc:
                 if exc.code not in TRANSIENT or loop.time() >= give_up:
                     raise
@@ -647,6 +663,9 @@ class Client:
             note = await feed.queue.get()
             if note is None:  # a wake-up: the loop looks at _closed
                 continue
+            if isinstance(note, _Acked):  # what a sync did not list before its next one
+                feed.last_seq = max(feed.last_seq, note.seq - 1)
+                continue
             if isinstance(note, _SyncEnd):  # the end of a sync batch
                 feed.syncing = False
                 feed.last_seq = max(feed.last_seq, note.last_seq)
@@ -675,7 +694,7 @@ class Client:
                 await self._process(feed, feed.held.pop(seq))
         if feed.held and not feed.syncing:  # still a gap: ask again
             feed.syncing = True
-            asyncio.get_running_loop().create_task(self._safe_sync(feed.game))
+            self._sync_soon(feed.game)
 
     async def _process(self, feed: _Feed, note: Notification) -> None:
         await self._traced(feed, note, self._handle(feed, note))
