@@ -15,7 +15,8 @@ What is checked, one function each:
   player whose move it was; each addressee sees its version move by exactly one (it
   acknowledges by that number);
 - :func:`notifications_hold_no_secret` -- no notification names a distinctive value that
-  another seat sees and its addressee does not (a hidden card), unless all are told alike;
+  another seat sees and its addressee does not (a hidden card, a card just dealt or drawn),
+  unless all are told alike;
 - :func:`public_is_public` -- what a spectator sees, every seat sees too (a seat may know a
   value better, never less), and anyone not seated sees exactly the spectator's view;
 - :func:`actions_are_decided` -- every listed action is accepted by ``decide``, and commands
@@ -37,7 +38,12 @@ What is checked, one function each:
   player was sent.
 
 What a generic suite cannot judge stays with each game's own tests: whether a value in a
-view is one its player may know (the per-game leak models in ``tests/games``).
+view is one its player may know, and a secret that is no distinctive value (a card's rank,
+a small number) or that every seat is told alike. The per-game leak models in
+``tests/games`` judge those, and for a game with a search hook
+(tests/games/test_search_determinizers.py) every view is compared with the view of states
+sampled from it, whose hidden parts vary: a view that shows more than its player may know
+differs from them.
 """
 
 from __future__ import annotations
@@ -249,9 +255,10 @@ def _telling(value: Any) -> bool:
 
 
 def notifications_hold_no_secret(played: Played) -> Problems:
-    """No notification names a value that another seat sees and its addressee sees neither
-    before nor after the event (nor a spectator), unless every seat is told it alike (a
-    public reveal): another player's hidden card, say."""
+    """No notification names a value that another seat sees after the event and its
+    addressee does not (nor a spectator), and that was hidden from the addressee before it
+    too or seen by nobody (a card just dealt or drawn), unless every seat is told it alike
+    (a public reveal): another player's hidden card, say."""
     problems: Problems = []
     table = played.table
     for i, step in enumerate(played.local.steps):
@@ -263,10 +270,16 @@ def notifications_hold_no_secret(played: Played) -> Problems:
         if set(told) == set(after.seats):
             sets = [{v for _, v in leaves(m)} for m in told.values()]
             everyone = set.intersection(*sets)
+        seen = _seen_anywhere(table, before)
         for player, message in told.items():
             hidden = _hidden_from(table, before, player)
             later = _hidden_from(table, after, player)
-            secret = {v for kind in hidden for v in hidden[kind] & later[kind] if _telling(v)}
+            secret = {
+                v
+                for kind in later
+                for v in later[kind]
+                if _telling(v) and (v in hidden[kind] or v not in seen)
+            }
             found = sorted(
                 {
                     f"{path}={value!r}"

@@ -1,6 +1,7 @@
 """Every registered game (and the test game) against the checks of ``conformance``: a new
-game registered through the ``cardroom.games`` entry points is checked with no test of its
-own. Each game is played once per seat count and the checks read the recorded games."""
+game registered through the ``cardroom.games`` entry points, or named in ``CARDROOM_GAMES``,
+is checked with no test of its own. Each game is played once per seat count and the checks
+read the recorded games."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from conformance import CHECKS, PROFILES, Played, Profile, games_of
 from support.highcard import GAME as HIGHCARD
 
 registry.register(HIGHCARD)
-GAMES = sorted(set(load_games("")) | {HIGHCARD.name})
+GAMES = sorted(set(load_games()) | {HIGHCARD.name})
 
 # What a game is known to fail, and why: asserted to fail still, so that this list is kept
 # true (a game that comes to pass a check must leave it).

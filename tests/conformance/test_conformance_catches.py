@@ -10,7 +10,7 @@ from cardroom_games.macaua import Macaua
 from cardroom_games.papas import Papas
 from cardroom_games.take5.rules import Take5
 from conformance import PROFILES, Profile, run
-from support.highcard import TURN_STARTED, HighCard
+from support.highcard import DEALT, TURN_STARTED, HighCard
 
 
 class PapasCountablePasses(Papas):
@@ -67,6 +67,28 @@ class HighCardTellingTurns(HighCard):
 def test_a_notification_naming_a_hidden_card_is_caught() -> None:
     problems = run(HighCardTellingTurns(), ["notifications_hold_no_secret"])
     assert any(TURN_STARTED in p for p in problems["notifications_hold_no_secret"])
+
+
+class HighCardTellingDeals(HighCardTellingTurns):
+    """High card whose deal tells each seat its neighbour's new card too: a value that
+    nobody saw before the event, and that only its holder sees after it."""
+
+    name = "highcard_telling_deals"
+
+    def notify(self, before: Any, event: Event, after: Any) -> dict[str, Message]:
+        told = HighCard.notify(self, before, event, after)
+        if event["type"] == DEALT:
+            seats = list(after.seats)
+            return {
+                p: {**m, "theirs": after.card(seats[(seats.index(p) + 1) % len(seats)]) + 1000}
+                for p, m in told.items()
+            }
+        return told
+
+
+def test_a_deal_that_tells_another_seat_a_new_card_is_caught() -> None:
+    problems = run(HighCardTellingDeals(), ["notifications_hold_no_secret"])
+    assert any(DEALT in p and "theirs" in p for p in problems["notifications_hold_no_secret"])
 
 
 class MacauaListingDraws(Macaua):
