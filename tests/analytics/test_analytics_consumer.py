@@ -4,6 +4,7 @@ across redeliveries, duplicates on the stream and a SIGKILL of its own process."
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from typing import Any
 
@@ -13,6 +14,7 @@ import sqlalchemy as sa
 from analytics_support import (
     AnalyticsProcess,
     AnalyticsRun,
+    NewDatabase,
     applied_events,
     consumer_idle,
     publish,
@@ -21,15 +23,25 @@ from analytics_support import (
     tournament_records,
     wait_applied,
 )
-from cardroom_analytics import Analytics, durable_name, query_subject, read_events, rebuild
+from cardroom_analytics import (
+    Analytics,
+    db,
+    durable_name,
+    query_subject,
+    read_events,
+    rebuild,
+)
 from cardroom_analytics.db import snapshot
 from cardroom_analytics.schema import games, results
-from cardroom_analytics.service import ENV_BATCH
+from cardroom_analytics.service import ENV_ACK_WAIT, ENV_BATCH
 from cardroom_engine import registry
-from cardroom_runtime.host import Host
+from cardroom_runtime.host import Host, ensure_events_stream
+from cardroom_wire import Subjects
+from sqlalchemy.ext.asyncio import create_async_engine
 from support.stack import wait_until
 
 TAKE5 = "take5"
+_rounds = itertools.count()
 
 
 async def _ask(run: AnalyticsRun, verb: str, payload: Any = None, raw: bytes | None = None) -> Any:
@@ -223,3 +235,48 @@ def _analytics(host: Host) -> Analytics:
     (service,) = host.services
     assert isinstance(service, Analytics)
     return service
+
+
+async def test_a_batch_a_leader_never_acknowledged_is_applied_before_anything_newer(
+    nats_url: str,
+    subject_root: str,
+    new_database: NewDatabase,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A leader fetched the first game's events, fewer than a whole batch (the live tail), and
+    died (its lead, a PostgreSQL session, ends with it). The next leader must not apply the
+    later games' results before them: the ratings would not be the fold of the stream in order,
+    which is what ``cardroom rebuild`` computes (each game's update starts from the last)."""
+    url = await new_database()
+    subjects = Subjects(f"{subject_root}lead{next(_rounds)}")
+    await ensure_events_stream(nats_url, subjects)
+    engine = create_async_engine(url)
+    monkeypatch.setenv(ENV_BATCH, "100")  # room for two more whole games beside the first
+    monkeypatch.setenv(ENV_ACK_WAIT, "5")  # longer than the lead takes to pass
+    lead = await engine.execution_options(isolation_level="AUTOCOMMIT").connect()
+    nc = await nats.connect(nats_url)
+    host = Host([Analytics], nats_url=nats_url, database_url=url, subject_root=subjects.root)
+    try:
+        assert await db.try_lead(lead, durable_name(subjects))  # the leader that will die
+        await host.start()  # it makes the consumer, and stands by
+        records = tournament_records(registry.get("highcard"), ["random-1", "random-2"], 6)
+        first = records_of_game(records, "t0")
+        await publish(nats_url, subjects, records)
+        fetcher = await nc.jetstream().pull_subscribe(
+            subjects.events_all, durable=durable_name(subjects), stream=subjects.events_stream
+        )
+        held: list[Any] = []
+        while len(held) < len(first):
+            held += await fetcher.fetch(len(first) - len(held), timeout=10)
+        assert [json.loads(m.data)["event_id"] for m in held] == [r["event_id"] for r in first]
+        await lead.invalidate()  # it dies holding them: the lead passes
+        await wait_applied(engine, len(records))
+        run = AnalyticsRun(nats_url, url, subjects, engine)
+        await _idle(run)
+        report = await rebuild(engine, lambda: read_events(nats_url, subjects))
+        assert report.equal, report.differences
+    finally:
+        await host.stop()
+        await nc.close()
+        await lead.close()
+        await engine.dispose()

@@ -21,15 +21,20 @@ its own. Two fetching from the one consumer would take turns at its single batch
 and split each game's events between them, so that most of them come early (a gap), wait and
 come back, slower than a busy cardroom appends (bench/README.md has the figures). When the
 leader dies its PostgreSQL session ends with it, and another process takes the lead within
-:data:`LEAD_RETRY`; the dead one's batch comes back after the ack wait, before anything newer.
+:data:`LEAD_RETRY`; the dead one's batch comes back after the ack wait, before anything newer
+(below).
 The lead is about speed only: two leaders at once (a lock lost with a database restart,
 say) still count every event once.
 
 **Stream order.** Ratings depend on the order in which results are applied (each game's
 update starts from the ratings the previous games left). The consumer allows one batch in
-flight (``max_ack_pending`` = the batch size), so even after a crash the unacknowledged batch
-comes back before anything newer: the live tables are the fold of the stream in order, which
-is what ``cardroom rebuild`` computes, to the last bit of every float.
+flight (``max_ack_pending`` = the batch size), and a leader that takes over from one that
+left events unacknowledged (it died, or lost its lead) first waits until JetStream may
+deliver them again, which it does before anything newer. Fetching at once, it would fill
+the rest of the batch in flight with newer events (a dead leader's last fetch is seldom a
+whole batch) and apply other games' results before the older ones. So even after a crash
+the live tables are the fold of the stream in order, which is what ``cardroom rebuild``
+computes, to the last bit of every float.
 
 **Queries** (request/reply, ``{"ok": true, ...}`` or ``{"ok": false, "error": ...}``) on
 ``<root>.analytics.<verb>``: ``stats``, ``leaderboard``, ``game``, ``games``, ``player``
@@ -211,9 +216,12 @@ class Analytics(Service):
 
     async def _run(self, sub: JetStreamContext.PullSubscription) -> None:
         while not self._stopping:
+            led = self._lead is not None
             if not await self._leading():
                 await asyncio.sleep(LEAD_RETRY)
                 continue
+            if not led:
+                await self._after_predecessor(sub)
             try:
                 msgs = await sub.fetch(self.batch, timeout=FETCH_TIMEOUT)
             except asyncio.CancelledError:
@@ -237,6 +245,25 @@ class Analytics(Service):
                         await msg.nak(delay=RETRY_DELAY)
                 await self._check_lead()
                 await asyncio.sleep(RETRY_DELAY)
+
+    async def _after_predecessor(self, sub: JetStreamContext.PullSubscription) -> None:
+        """A new leader's first fetch waits until what its predecessor fetched and never
+        acknowledged can be delivered again: JetStream delivers those before anything newer,
+        so they come first. Fetched at once, the free room of the batch in flight would hold
+        newer events, other games' results among them, applied before the older ones."""
+        try:
+            info = await sub.consumer_info()
+        except Exception as exc:  # NATS away: the fetch fails and is tried again
+            log.warning("analytics: could not read the consumer: %s", exc)
+            return
+        if info.num_ack_pending:
+            wait = float(info.config.ack_wait or ACK_WAIT) + GAP_DELAY
+            log.info(
+                "analytics: %d events held by the last leader; fetching in %.1f s",
+                info.num_ack_pending,
+                wait,
+            )
+            await asyncio.sleep(wait)
 
     async def handle(self, msgs: list[Msg]) -> None:
         """Apply one fetched batch in one transaction, then acknowledge it."""
