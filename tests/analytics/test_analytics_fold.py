@@ -117,3 +117,20 @@ def test_the_stronger_bot_ends_above_the_weaker() -> None:
     assert mine[0].mu_before == 25
     assert all(a.mu_after == b.mu_before for a, b in itertools.pairwise(mine))
     assert (mine[-1].mu_after, mine[-1].sigma_after) == (h.mu, h.sigma)
+
+
+def test_a_game_that_ranks_everyone_together_has_no_winner() -> None:
+    """A ranking of one place (a draw: Macaua's turn limit) counts a game for every seat and
+    a win for none; a ranking of two places with a tie at the top, a win for each."""
+    raw = records_of(simulate(registry.get("highcard"), ["a", "b", "c"], 3), "g1")
+    finished = raw[-1]
+    assert finished["type"] == "table.finished"
+    for ranking, winners in (([["a", "b", "c"]], set()), ([["a", "b"], ["c"]], {"a", "b"})):
+        outcome = {**finished["data"]["outcome"], "ranking": ranking}
+        edited = [*raw[:-1], {**finished, "data": {**finished["data"], "outcome": outcome}}]
+        ledger = Ledger()
+        for record in _records(edited):
+            assert ledger.apply(record) == "apply"
+        assert {r.player_id for r in ledger.results if r.won} == winners
+        assert [ledger.ratings[("highcard", p)].games for p in "abc"] == [1, 1, 1]
+        assert sum(ledger.ratings[("highcard", p)].wins for p in "abc") == len(winners)

@@ -255,13 +255,15 @@ class Ledger:
             return
         scores = (game.outcome or {}).get("scores")
         scores = scores if isinstance(scores, dict) else {}
+        # a ranking of one place (everyone tied: Macaua's turn limit) has no winner
+        decided = len({rank for _, rank in ranked}) > 1
         before = [self._rating(game.game_type, p) for p, _ in ranked]
         teams = [[MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in before]
         after = MODEL.rate(teams, ranks=[rank for _, rank in ranked])
         for (player, rank), row, (new,) in zip(ranked, before, after, strict=True):
             score = scores.get(player)
             score = float(score) if isinstance(score, int | float) else None
-            won = rank == 1
+            won = decided and rank == 1
             self.results.append(
                 ResultRow(
                     game_id=game.game_id,

@@ -67,7 +67,8 @@ class GameQuery(_Query):
 
 
 class GamesQuery(_Query):
-    """``games``: game summaries, the latest first."""
+    """``games``: game summaries, the latest first (by when each finished, else started,
+    else was created)."""
 
     type: Literal["games"] = "games"
     games: Ids | None = None
@@ -285,7 +286,10 @@ async def _games(engine: AsyncEngine, q: GamesQuery) -> dict[str, Any]:
         query = query.where(games.c.game_type == game_type)
     if status is not None:
         query = query.where(games.c.status == status)
-    query = query.order_by(games.c.position.desc()).limit(len(ids) if ids is not None else limit)
+    # latest first by time: positions are counted per event store shard
+    latest = sa.func.coalesce(games.c.finished_at, games.c.started_at, games.c.created_at)
+    query = query.order_by(latest.desc().nulls_last(), games.c.game_id)
+    query = query.limit(len(ids) if ids is not None else limit)
     async with engine.connect() as conn:
         rows = [_row(r) for r in await conn.execute(query)]
     return ok(games=rows)
