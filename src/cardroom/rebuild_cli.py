@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from cardroom.cli_shell import err, find_target, run_command, sub_app
+from cardroom.cli_shell import CliError, err, find_target, run_command, sub_app
 from cardroom.projector_rebuild import PROJECTOR_TABLES, rebuild_shards
 
 app = sub_app("Read-model rebuilds.")
@@ -65,6 +65,8 @@ def rebuild(
                 if tables
                 else []
             )
+            if game is not None and not any(p.games for _, p in rebuilt):
+                raise CliError(f"no game {game!r}")
             for shard, p in rebuilt:
                 where = f" (shard {shard})" if len(urls) > 1 else ""
                 lines.append(

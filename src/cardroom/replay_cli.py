@@ -35,6 +35,18 @@ class Replayed:
         return self.recorded == self.derived
 
 
+def known_rules(game_type: str) -> None:
+    """A game can be folded only with its rules: a type this process has not registered is
+    a clear error, not a traceback."""
+    from cardroom_engine import registry
+
+    if game_type not in registry:
+        raise CliError(
+            f"no rules for game type {game_type!r} here: install its package, or name it in "
+            "CARDROOM_GAMES (module:attribute), as for the services"
+        )
+
+
 def _as_event(record: dict[str, Any]) -> dict[str, Any]:
     return {**record["data"], "type": record["type"]}
 
@@ -156,8 +168,12 @@ def replay_command(
             await target.close()
         if not records:
             raise CliError(f"no game {game!r}")
+        known_rules(records[0]["game_type"])
         return records
 
+    if as_player is not None and spectator:
+        err.print("[bold red]error:[/] --as and --spectator: one view at a time")
+        raise typer.Exit(2)
     records: list[dict[str, Any]] = run_command(load())
     console = Console()
     try:

@@ -262,6 +262,9 @@ async def test_the_commands(cardroom: AnalyticsRun, played: TournamentResult) ->
     assert result.exit_code == 2
     result = await asyncio.to_thread(invoke, "replay", "no-such-game")
     assert result.exit_code == 2
+    result = await asyncio.to_thread(invoke, "replay", game, "--as", "random-2", "--spectator")
+    assert result.exit_code == 2  # one view at a time, not one of them silently
+    assert "one view at a time" in result.output
 
     result = await asyncio.to_thread(invoke, "stats", "--json")
     assert result.exit_code == 0, result.output
@@ -271,6 +274,9 @@ async def test_the_commands(cardroom: AnalyticsRun, played: TournamentResult) ->
     result = await asyncio.to_thread(invoke, "rebuild")
     assert result.exit_code == 0, result.output
     assert "NO" not in result.output
+    result = await asyncio.to_thread(invoke, "rebuild", "views", "--game", "no-such-game")
+    assert result.exit_code == 2  # not "equal, 0 games"
+    assert "no game 'no-such-game'" in result.output
 
 
 async def test_a_subscriber_may_join_late(cardroom: AnalyticsRun, played: TournamentResult) -> None:

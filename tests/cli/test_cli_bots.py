@@ -4,9 +4,12 @@ unknown kind is refused in words, naming the kinds there are, before anything co
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
 from cardroom.cli import app
+from cardroom.cli_shell import CliError
+from cardroom.replay_cli import known_rules
 
 
 def test_an_unknown_kind_is_refused_with_the_games_kinds() -> None:
@@ -21,3 +24,12 @@ def test_an_unknown_game_is_refused_naming_the_games() -> None:
     assert result.exit_code != 0
     assert "no game type 'chess'" in result.output
     assert "take5" in result.output
+
+
+def test_a_game_type_without_rules_here_is_a_clear_error() -> None:
+    """``replay`` and ``rebuild`` fold a game with its rules: a type this process has not
+    registered (a game named in the services' ``CARDROOM_GAMES`` only) is one line saying
+    so, not a traceback."""
+    known_rules("take5")
+    with pytest.raises(CliError, match=r"no rules for game type 'gofish'.*CARDROOM_GAMES"):
+        known_rules("gofish")
