@@ -94,6 +94,7 @@ _SAMPLE: dict[str, Any] = {
     "secs": [30.0],
     "since": [10],
     "ack_timeout": 60.0,
+    "waited": ["a"],
     "key": "turn",
     "upto": [10, 10],
 }

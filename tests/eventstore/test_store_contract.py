@@ -304,7 +304,8 @@ async def test_a_batch_that_holds_nothing_owes_its_acks_and_times_them_with_the_
     """A batch of events told to some seats only (``NewEvent.holds`` false): its acks are
     owed (a sync lists them, an ack is no away player's) but no gate waits, and no ack
     timeout runs from them (a silent seat's away mark would date them): the next gate that
-    holds times them with its own."""
+    holds times them with its own. Unless the game waits for their addressee (``waited``:
+    a prompt to the player whose turn it is), whose silence would stall it."""
     await es.append(Append("g", "take5", 0, [to("a", "b")]))
     assert await es.ack("g", 1, "a") == AckResult(accepted=True)
     assert await es.ack("g", 1, "b") == AckResult(accepted=True, released_gate=1, open=True)
@@ -315,6 +316,13 @@ async def test_a_batch_that_holds_nothing_owes_its_acks_and_times_them_with_the_
     assert await es.debtors("g") == {"b"}
     assert await es.debtors("g", gate=2) == set()
     assert await es.deadlines.write("g", 3, active=True, wanted=[], ack_timeout=5) is None
+    assert (
+        await es.deadlines.write("g", 3, active=True, wanted=[], ack_timeout=5, waited=["a"])
+        is None
+    )
+    private_at = (await es.read_stream("g", 2))[0].recorded_at
+    waiting = await es.deadlines.write("g", 3, active=True, wanted=[], ack_timeout=5, waited=["b"])
+    assert waiting == private_at + timedelta(seconds=5)
     # a held gate after it: released by its own acks alone, and its timeout is the private
     # acks' too, from its own event
     held = await es.append(Append("g", "take5", 3, [to("a")]))

@@ -192,8 +192,23 @@ async def test_an_event_told_to_some_seats_only_holds_nobody(started: Started) -
     as if it had not happened (``not_your_turn``, not ``awaiting_acks``, which would tell them
     it did); the prompt is still owed, and its player may move without acknowledging it."""
     t = started
+    loaded = await _prompted_after_a_bet(t)
+    prompt = loaded.state.seen(t.other)
+    assert await t.store.pending(t.game) == {prompt: frozenset({t.other})}
+    assert await t.store.gate_open(t.game)
+
+    with pytest.raises(Rejection) as refused:
+        await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c2")
+    assert refused.value.code == ErrorCode.NOT_YOUR_TURN
+    # the prompt's player moves; its ack of the prompt is still owed, and then taken
+    await command(t.gm, t.game, t.other, type="bet", amount=2, id="c3")
+    assert prompt in await t.store.pending_for_player(t.game, t.other)
+    assert (await t.store.ack(t.game, prompt, t.other)).accepted
+
+
+async def _prompted_after_a_bet(t: Started) -> Loaded:
+    """The mover bets; every ack is paid but the next player's of its own prompt."""
     await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c1")
-    # every ack but the next player's of its own prompt
     while owed := [
         (version, player)
         for version, players in sorted((await t.store.pending(t.game)).items())
@@ -208,28 +223,38 @@ async def test_an_event_told_to_some_seats_only_holds_nobody(started: Started) -
     loaded = await t.gm.sessions.load(t.game)
     assert _prompted(loaded, t.other)
     assert loaded.table.movers(loaded.state) == [t.other]
-    prompt = loaded.state.seen(t.other)
-    assert await t.store.pending(t.game) == {prompt: frozenset({t.other})}
-    assert await t.store.gate_open(t.game)
-    # nor does an ack timeout run from it: the prompted seat, silent, would be marked away
-    # a fixed time after its prompt, and the others would learn when that was
+    return loaded
+
+
+async def test_a_silent_player_the_game_waits_for_is_timed_by_its_own_prompt(
+    started: Started,
+) -> None:
+    """The prompt is told to the player whose turn it is only, and the game waits for that
+    player: its ack is timed from the prompt itself, so a mover that goes silent is marked
+    away and the house plays for it (the table has no turn timeout). No gate after it would
+    time it: none comes while the game waits. (An ack of an event told to a seat the game
+    does not wait for, a pass in papas, is timed only with the next gate that holds, so that
+    a silent seat's away mark does not date it: the event store's contract test.)"""
+    t = started
+    loaded = await _prompted_after_a_bet(t)
+    assert loaded.state.options.turn_timeout is None
     await t.gm.deadlines.now(loaded, force=True)
     far = datetime.now(UTC) + timedelta(days=1)
-    assert await t.store.deadlines.claim(far, far, 100) == []
-
-    with pytest.raises(Rejection) as refused:
-        await command(t.gm, t.game, t.mover, type="bet", amount=1, id="c2")
-    assert refused.value.code == ErrorCode.NOT_YOUR_TURN
-    # the prompt's player moves; its ack of the prompt is still owed, and then taken
-    await command(t.gm, t.game, t.other, type="bet", amount=2, id="c3")
-    assert prompt in await t.store.pending_for_player(t.game, t.other)
-    # the gate of that move, told to every seat, is timed: from its own event
-    moved = await t.gm.sessions.load(t.game)
-    await t.gm.deadlines.now(moved, force=True)
     (timed,) = await t.store.deadlines.claim(far, far, 100)
     assert timed.key.startswith("acks:")
-    assert int(timed.key.removeprefix("acks:")) > prompt
-    assert (await t.store.ack(t.game, prompt, t.other)).accepted
+
+    timeout = Timeout(game=t.game, version=timed.version, key=timed.key)
+    version = await t.store.stream_version(t.game)
+    reply = await t.gm.on_timeout(timeout, Asker(SUBJECTS.timeout))
+
+    assert reply["result"] == "fired"
+    after = await t.store.read_stream(t.game, version + 1)
+    assert (after[0].type, after[0].data) == (AWAY, {"player": t.other})
+    # once the present player has seen it, the game goes on: the house plays the away seat
+    await acknowledge_all(t.gm, t.store, t.game, by={t.mover})
+    after = await t.store.read_stream(t.game, version + 1)
+    house = [r for r in after if r.metadata.get("house")]
+    assert [r.metadata["actor"] for r in house] == [t.other]
 
 
 async def test_beside_an_event_told_to_every_seat_one_told_to_some_holds_nobody(

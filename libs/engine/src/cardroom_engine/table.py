@@ -194,7 +194,8 @@ class TableState:
         refused ``awaiting_acks`` until the others acknowledged (in papas: that somebody
         passed). They are owed all the same: resent, listed by a sync, and timed with the
         next gate that holds (timed by themselves, a silent seat's away mark would date
-        them)."""
+        them), unless the game waits for their addressee (a prompt to the player whose turn
+        it is: no gate comes while it is silent)."""
         return any(self.hidden.get(p, 0) > before.hidden.get(p, 0) for p in self.seats)
 
     def summary(self) -> dict[str, Any]:

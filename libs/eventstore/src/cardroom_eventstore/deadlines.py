@@ -72,8 +72,10 @@ class Due:
 
 
 # The ack timeout is wanted for the oldest gate still held. An owed ack that holds nothing
-# (its event was told to some seats only) is not timed by itself: the moment its seat was
-# marked away would tell the others when that event happened. The next held gate times it.
+# (its event was told to some seats only) is timed by itself only when the game waits for
+# its addressee (``waited``: a prompt to the player whose turn it is), whose silence would
+# stall the game otherwise; else the moment its seat was marked away would tell the others
+# when that event happened (a pass in papas), and the next held gate times it instead.
 _WRITE = Statement(
     f"""
 WITH m AS (
@@ -85,8 +87,11 @@ WITH m AS (
     RETURNING v.game_id
 ),
 acks AS (
-    SELECT min(gate_version) AS gate FROM pending_acks
-    WHERE stream_id = CAST(:game AS text) AND gate_version > {NOT_GATING}
+    SELECT min(abs(gate_version)) AS gate FROM pending_acks
+    WHERE stream_id = CAST(:game AS text) AND (
+        gate_version > {NOT_GATING}
+        OR (gate_version < {NOT_GATING} AND player_id = ANY(CAST(:waited AS text[])))
+    )
 ),
 want AS (
     SELECT w.key, w.secs, w.since
@@ -186,9 +191,11 @@ class DeadlineWriter:
         active: bool,
         wanted: Sequence[Wanted],
         ack_timeout: float | None,
+        waited: Sequence[str] = (),
     ) -> datetime | None:
         """Record the game's deadlines at ``version`` (with the ack timeout of its oldest
-        held gate, unless None); returns the earliest new due time."""
+        held gate, unless None, and of the acks that hold nothing owed by ``waited``, the
+        players the game waits for); returns the earliest new due time."""
         params = {
             "game": game,
             "version": version,
@@ -197,6 +204,7 @@ class DeadlineWriter:
             "secs": [float(d.seconds) for d in wanted],
             "since": [d.since for d in wanted],
             "ack_timeout": ack_timeout,
+            "waited": list(waited),
         }
         row = await self._pool.fetchrow(_WRITE, params)
         assert row is not None

@@ -7,11 +7,12 @@ acks are excused (:meth:`Gates.excuse`): the rows stay, for its sync, but hold n
 (``gate_version`` :data:`NOT_GATING`). An event that holds nothing (``NewEvent.holds``
 false: told to some seats only) owes its acks under ``-version`` (:meth:`.model.Append.owed`):
 no gate waits for them, yet they are resent and listed by a sync; the ack timeout times
-them only with the next gate that holds (:mod:`.deadlines`), and an ack of one is not an
-away player's. A released gate is marked handled
-once its follow-up is appended (``Append.handled_gate``) or found unnecessary; the sweep
-finds those left unhandled (:meth:`Gates.unhandled_releases`). The protocol the services run
-over these rows, and its timing, is specified in one place: ``cardroom_runtime.gate``.
+them with the next gate that holds, or by themselves when the game waits for their
+addressee (:mod:`.deadlines`), and an ack of one is not an away player's. A released gate
+is marked handled once its follow-up is appended (``Append.handled_gate``) or found
+unnecessary; the sweep finds those left unhandled (:meth:`Gates.unhandled_releases`). The
+protocol the services run over these rows, and its timing, is specified in one place:
+``cardroom_runtime.gate``.
 """
 
 from __future__ import annotations

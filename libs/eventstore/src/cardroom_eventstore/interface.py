@@ -39,6 +39,7 @@ class DeadlineStore(Protocol):
         active: bool,
         wanted: Sequence[Wanted],
         ack_timeout: float | None,
+        waited: Sequence[str] = (),
     ) -> datetime | None: ...
 
     async def mark_fired(self, game: str, key: str, version: int) -> None: ...

@@ -493,13 +493,18 @@ class InMemoryDeadlines:
         active: bool,
         wanted: Sequence[Wanted],
         ack_timeout: float | None,
+        waited: Sequence[str] = (),
     ) -> datetime | None:
         recorded = self._versions.get(game)
         if recorded is not None and recorded[0] > version:
             return None  # an evaluation never goes back
         self._versions[game] = (version, active)
         want = [(d.key, float(d.seconds), d.since) for d in wanted]
-        gates = [g for (s, _, _), g in self._store._pending.items() if s == game and g > NOT_GATING]
+        gates = [
+            abs(g)
+            for (s, _, p), g in self._store._pending.items()
+            if s == game and (g > NOT_GATING or (g < NOT_GATING and p in waited))
+        ]
         if gates and ack_timeout is not None:
             want.append((f"{ACKS}{min(gates)}", ack_timeout, min(gates)))
         keys = {key for key, _, _ in want}

@@ -113,8 +113,8 @@ class Append:
         """The acknowledgements this append owes, as ``pending_acks`` keeps them: the version
         each addressee acknowledges (the one it was shown), the player, and the
         ``gate_version``: ``last_version`` where it holds the gate (its event holds), else
-        ``-last_version`` (owed, holding nothing: resent, listed by a sync, timed with the
-        next gate that holds). The gate waits for as many acknowledgements as hold it; with
+        ``-last_version`` (owed, holding nothing: resent, listed by a sync, timed as
+        :mod:`.deadlines` says). The gate waits for as many acknowledgements as hold it; with
         none, the append has no gate."""
         rows: list[tuple[int, str, int]] = []
         for version, event in enumerate(self.events, start=self.expected_version + 1):

@@ -14,8 +14,10 @@ its notification (DESIGN.md, principle 3). Its rows are the event store's
    seats left out would see the game held by what they were not told (in papas: that
    somebody passed). Nor are they timed by themselves: the ack timeout runs from the next
    gate that holds, else the moment a silent seat is marked away would tell the others
-   when its private event happened. After a batch without a gate the game moves on at
-   once, as after a batch of away players only.
+   when its private event happened; but for the players the game waits for (a prompt to
+   the one whose turn it is), whose silence would stall it, since no gate comes then.
+   After a batch without a gate the game moves on at once, as after a batch of away
+   players only.
 2. The acktracker, the owner of acknowledgements, records each ack
    (``EventStore.ack_many``); the one that brings the gate to zero releases it, exactly
    once, and the acktracker publishes a :class:`~cardroom_wire.Release`

@@ -63,6 +63,9 @@ class DeadlineWrites:
                 active=state.status != "finished",
                 wanted=loaded.table.deadlines(state),
                 ack_timeout=state.options.ack_timeout if state.status == "playing" else None,
+                # a game that tells some events to some seats only: whom it waits for, whose
+                # acks of such events are timed by themselves (a silent mover must not stall it)
+                waited=loaded.table.movers(state) if loaded.table.game.private_events else (),
             )
         except Exception:
             log.exception("writing the deadlines of %s@%s", state.game_id, state.version)
