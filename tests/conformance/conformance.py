@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cardroom_engine import Completer, Game, Rejection, Table, TableState
+from cardroom_engine import Completer, Game, Rejection, Table, TableState, registry
 from cardroom_engine.simulate import LocalGame, bots_chooser, new_game
 from cardroom_projector import project_log
 
@@ -626,7 +626,11 @@ CHECKS: dict[str, Check] = {
 
 
 def run(game: Game[Any], checks: Sequence[str] = tuple(CHECKS)) -> dict[str, Problems]:
-    """Every check over every game the profile plays: ``{check: problems}``."""
+    """Every check over every game the profile plays: ``{check: problems}``. The game is
+    registered first if it is not (the replay check folds with the projector's code, which
+    finds a game's rules by its name)."""
+    if game.name not in registry:
+        registry.register(game)
     profile = PROFILES.get(game.name, Profile())
     found: dict[str, Problems] = {name: [] for name in checks}
     for played in games_of(game):

@@ -108,6 +108,12 @@ class NoMove(Exception):
 class Bot(Protocol):
     """A player program. It sees only what its player sees.
 
+    ``observe`` gets each notification's message, in order. ``choose`` gets the table's view
+    of its player (``Table.view``: the table's summary, with ``seats``, ``config``,
+    ``status`` and ``version``, and the game's own ``view(state, player)`` under
+    ``"state"``) and the legal ``actions`` now, and returns one command (an action, filled
+    in where it is a template). A search's ``Determinizer.sample`` gets the same view.
+
     A bot whose ``choose`` is heavy CPU work (cryptography) sets a class attribute
     ``heavy_choices = True``: the bot services then call ``choose`` in a worker thread
     (``asyncio.to_thread``) instead of on their event loop, so it must be thread-safe.
