@@ -147,6 +147,7 @@ async def _serve_auth() -> None:
         GuestAdmission,
     )
     from cardroom_natsauth.admission import trusted_setting
+    from cardroom_runtime import logs
     from cardroom_runtime.nats import connect
     from cardroom_runtime.settings import Settings
     from cardroom_runtime.tasks import cancel_and_wait
@@ -219,7 +220,7 @@ async def _serve_auth() -> None:
                 f"flood guard: kicks a connection over {limit:.0f} messages a second "
                 f"(read every {interval:g} s) and refuses its player for {ban:g} s"
             )
-        print("cardroom: ready", flush=True)
+        logs.announce_ready()
         await stop.wait()
     finally:
         # the guard's readings wait in wait_for, which can lose a cancellation
@@ -249,7 +250,11 @@ def _banner(lines: Sequence[str]) -> None:
     """What ``serve`` says once it serves: in colour to a person at a terminal; elsewhere (a
     supervisor's log) the same text, without importing rich on a restarted service's way to
     serving (rich prints no styles off a terminal either)."""
-    if sys.stderr.isatty():
+    from cardroom_runtime import logs
+
+    if logs.json_lines():  # one JSON object a line, the banner too
+        logging.getLogger("cardroom").info(" | ".join(_MARKUP.sub("", line) for line in lines))
+    elif sys.stderr.isatty():
         console.print("\n".join(lines), soft_wrap=True)
     else:
         sys.stderr.write("".join(_MARKUP.sub("", line) + "\n" for line in lines))
@@ -258,7 +263,7 @@ def _banner(lines: Sequence[str]) -> None:
 
 async def _serve(service: ServiceName) -> None:
     from cardroom_engine import registry
-    from cardroom_runtime import heap
+    from cardroom_runtime import heap, logs
     from cardroom_runtime.discovery import remove_running, write_running
     from cardroom_runtime.host import Host, lower_priority
     from cardroom_runtime.settings import Settings
@@ -324,7 +329,7 @@ async def _serve(service: ServiceName) -> None:
     ]
     _banner(lines)
     # tell a supervising process (tests, scripts) that we are up
-    print("cardroom: ready", flush=True)
+    logs.announce_ready()
     try:
         await stop.wait()
     finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,6 +27,7 @@ from cardroom_gamemaster import Gamemaster, deadline_writes
 from cardroom_gamemaster.commands import command_key
 from cardroom_gamemaster.service import BOTS_AT_ONCE
 from cardroom_gamemaster.session import Loaded
+from cardroom_runtime import logs
 from cardroom_runtime.host import Asker, Runtime
 from cardroom_wire import (
     Command,
@@ -389,10 +391,23 @@ async def test_an_ack_timeout_marks_the_late_player_away_and_the_house_plays_for
     gate = await t.store.stream_version(t.game)
     assert (await t.store.ack(t.game, gate, t.mover)).accepted  # the other never acknowledges
     timeout = Timeout(game=t.game, version=gate, key=f"acks:{gate}")
-
-    reply = await t.gm.on_timeout(timeout, Asker(SUBJECTS.timeout))
+    seen: list[logging.LogRecord] = []
+    keep = _Keep(seen)
+    gm_log = logging.getLogger("cardroom.gamemaster")
+    level = gm_log.level
+    gm_log.setLevel(logging.INFO)
+    gm_log.addHandler(keep)
+    try:
+        reply = await t.gm.on_timeout(timeout, Asker(SUBJECTS.timeout))
+    finally:
+        gm_log.removeHandler(keep)
+        gm_log.setLevel(level)
 
     assert reply["result"] == "fired"
+    # its log line names the game and the player, as a request's would
+    (line,) = [r for r in seen if "away" in r.getMessage()]
+    context = line.context  # type: ignore[attr-defined]
+    assert (context["game"], context["player"]) == (t.game, t.other)
     records = await t.store.read_stream(t.game, gate + 1)
     assert [(r.type, r.data, r.metadata.get("reason")) for r in records] == [
         (AWAY, {"player": t.other}, "ack_timeout")
@@ -403,6 +418,18 @@ async def test_an_ack_timeout_marks_the_late_player_away_and_the_house_plays_for
     house = [r for r in records if r.metadata.get("house")]
     assert [r.metadata["actor"] for r in house] == [t.other]
     assert house[0].type in (BET_PLACED, FOLDED)
+
+
+class _Keep(logging.Handler):
+    """Keeps the records, with the bound context (as the services' log handlers put it)."""
+
+    def __init__(self, seen: list[logging.LogRecord]) -> None:
+        super().__init__(logging.INFO)
+        self.seen = seen
+        self.addFilter(logs.ContextFilter())
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append(record)
 
 
 async def test_a_game_loaded_from_the_store_is_settled_before_it_is_kept(

@@ -284,6 +284,15 @@ async def test_prometheus_scrapes_what_was_played(
     assert opened is not None
     assert opened >= 1
 
+    # a counter's series are there at 0 before their first count (else rate() and
+    # increase() would miss that count): outcomes no game of this test had
+    for series in (
+        'cardroom_acks_total{outcome="refused"}',
+        'cardroom_deadlines_total{result="unanswered"}',
+        'cardroom_presence_changes_total{game_type="highcard",change="back"}',
+    ):
+        assert prom.value(series) == 0, series
+
     # the timers: each house move is a turn deadline the gamemaster fired, each timed
     fired = prom.value('cardroom_deadlines_total{result="fired"}')
     assert fired is not None

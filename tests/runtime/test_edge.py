@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 
 import pytest
+from cardroom_runtime import edge as edge_module
+from cardroom_runtime import logs
 from cardroom_runtime.edge import Edge, FailureLog
 from cardroom_runtime.host import PER_ASKER, WAITING_PER_ASKER, _Workers
 from cardroom_wire import Subjects
@@ -93,6 +95,25 @@ def test_a_reply_anywhere_else_is_dropped_and_counted(subject: str, reply: str) 
     assert e.counts.no_asker == 0
     # a dropped request costs its asker no token: a bucket was never even made
     assert e._buckets == {}
+
+
+def test_a_dropped_requests_log_line_names_its_service_and_route(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It is logged before any request context is bound, so it binds its own."""
+    # a log of its own: the module's allows a few lines a second, the tests above used them
+    monkeypatch.setattr(edge_module, "_DROPS", FailureLog(edge_module.log))
+    e = edge()
+    e.names[3] = ("gamemaster", "commands")
+    keep = logs.ContextFilter()
+    caplog.set_level(logging.WARNING, logger="cardroom.edge")
+    caplog.handler.addFilter(keep)
+    try:
+        assert e.admit(3, CMD, "_INBOX_root.mallory.x") == "drop"
+    finally:
+        caplog.handler.removeFilter(keep)
+    (line,) = [r for r in caplog.records if "not the asker" in r.getMessage()]
+    assert line.context == {"service": "gamemaster", "route": "commands"}  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -65,7 +66,11 @@ async def test_each_database_url_form_starts_the_pipeline(
     configured = FORMS[form](canonical)
     if form != "postgresql+asyncpg://":
         assert not configured.startswith("postgresql+asyncpg://")
-    env = _env(tmp_path, root, database_url=configured, nats_url=nats_url)
+    # one of them logs JSON, as under docker-compose: then every line is JSON, the banner and
+    # the ready line too, so that a log shipper meets nothing else
+    json_logs = form == "postgresql://"
+    logging = {"log_format": "json"} if json_logs else {}
+    env = _env(tmp_path, root, database_url=configured, nats_url=nats_url, **logging)
     process = ServiceProcess("all", env)
     try:
         await process.start(timeout=120)
@@ -91,6 +96,9 @@ async def test_each_database_url_form_starts_the_pipeline(
         process.stop()
     said = list(process.tail)
     assert not [line for line in said if " ERROR " in line or "Traceback" in line], said
+    if json_logs:
+        assert [json.loads(line)["msg"] for line in said if READY in line] == [READY]
+        assert all(isinstance(json.loads(line), dict) for line in said if line), said
 
 
 # -- a server the stack cannot use is a clear error --------------------------------------------

@@ -26,11 +26,12 @@ FROM tables GROUP BY game_type, status ORDER BY game_type, status
 """
 )
 
-# a gate waits while some gating ack is owed; it has waited since its event's commit
+# a gate waits while some gating ack is owed; it has waited since its event's commit (the
+# clock now, not the transaction's start: a gate committed since would read a wait below 0)
 _GATES = sa.text(
     """
 SELECT count(*) AS gates,
-       coalesce(extract(epoch FROM now() - min(e.recorded_at)), 0) AS oldest
+       coalesce(extract(epoch FROM clock_timestamp() - min(e.recorded_at)), 0) AS oldest
 FROM (SELECT DISTINCT stream_id, gate_version FROM pending_acks WHERE gate_version > 0) AS g
 JOIN events e ON e.stream_id = g.stream_id AND e.version = g.gate_version
 """

@@ -32,6 +32,8 @@ from typing import Final
 
 from cardroom_wire import Subjects
 
+from . import logs
+
 log = logging.getLogger("cardroom.edge")
 
 DEFAULT_RATE: Final = 200.0
@@ -69,6 +71,8 @@ class Edge:
     clock: Callable[[], float] = time.monotonic
     max_buckets: int = MAX_BUCKETS
     counts: EdgeCounts = field(default_factory=EdgeCounts)
+    # subscription -> (service, route): what a dropped request's log line names
+    names: dict[int, tuple[str, str]] = field(default_factory=dict)
     # (subscription, asker's inbox prefix) -> [tokens left, when last filled]
     _buckets: dict[tuple[int, str], list[float]] = field(default_factory=dict)
 
@@ -82,7 +86,12 @@ class Edge:
             return "drop"
         if reply and not (reply.startswith(prefix) and reply[len(prefix) : len(prefix) + 1] == "."):
             self.counts.bad_reply += 1
-            _DROPS.report("a reply address that is not the asker's on %s", subject)
+            service, title = self.names.get(route, ("", ""))
+            token = logs.bind(service=service, route=title)
+            try:
+                _DROPS.report("a reply address that is not the asker's on %s", subject)
+            finally:
+                logs.unbind(token)
             return "drop"
         if prefix == self.subjects.service_inbox:
             return None

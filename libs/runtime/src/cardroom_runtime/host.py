@@ -607,6 +607,7 @@ class _Served:
     async def subscribe(self, nc: Any, route: Route) -> None:
         loop = asyncio.get_running_loop()
         number = len(self.subscriptions)
+        self.edge.names[number] = (route.service, route.title)
         admit = self.edge.admit
         asker_of = self.edge.subjects.reply_prefix
         answers = route.replies

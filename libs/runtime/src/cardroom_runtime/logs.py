@@ -84,6 +84,26 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False, default=str)
 
 
+READY: Final = "cardroom: ready"
+"""What a service prints on standard output once it serves (supervisors and tests wait for
+it)."""
+
+
+def json_lines() -> bool:
+    """Whether this process logs one JSON object a line (``configure`` chose json)."""
+    return any(isinstance(h.formatter, JsonFormatter) for h in logging.getLogger().handlers)
+
+
+def announce_ready() -> None:
+    """Print :data:`READY` on standard output: as a JSON log line when the logs are JSON, so
+    that a log shipper that reads a container's output meets nothing else."""
+    if json_lines():
+        record = logging.LogRecord("cardroom", logging.INFO, __file__, 0, READY, None, None)
+        print(JsonFormatter().format(record), flush=True)
+    else:
+        print(READY, flush=True)
+
+
 def configure(*, verbose: bool = False, fmt: str | None = None) -> str:
     """Set the root logger's one handler (see the module docs); returns the format used."""
     chosen = (fmt or os.environ.get(ENV_FORMAT, "") or "console").strip().lower()

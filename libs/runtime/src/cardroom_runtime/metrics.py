@@ -22,7 +22,10 @@ histograms, base units, ``cardroom_`` prefix):
   (``cardroom_runtime.gate``): ``cardroom_gate_wait_seconds{game_type}`` (from a gate's
   notifications to its last acknowledgement, one sample per gate an ack released) and
   ``cardroom_acks_owed_total{game_type}`` (one per notification appended, counted by the
-  gamemaster; less ``cardroom_acks_total{outcome="accepted"}``, what players still owe); the
+  gamemaster: over the same window, ``increase()`` of it less that of
+  ``cardroom_acks_total{outcome="accepted"}`` is what players came to owe; the two live in
+  different processes, whose restarts start them again at 0, so their totals do not
+  subtract); the
   followers' lag, per event from its commit:
   ``cardroom_relay_delay_seconds`` (until JetStream has it),
   ``cardroom_projector_delay_seconds{game_type}`` (until its projection is committed) and

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import signal
 
-from cardroom_runtime import migrate
+from cardroom_runtime import logs, migrate
 from cardroom_runtime.discovery import discover, ensure_database
 from cardroom_runtime.host import Host
 from cardroom_runtime.settings import Settings
@@ -39,7 +39,7 @@ async def run() -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         await host.start()
-        print("cardroom: ready", flush=True)
+        logs.announce_ready()
         try:
             await stop.wait()
         finally:

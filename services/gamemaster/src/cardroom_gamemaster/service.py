@@ -41,6 +41,7 @@ import logging
 import random
 from typing import Any
 
+from cardroom_engine import registry
 from cardroom_runtime import logs, tracing
 from cardroom_runtime.gate import Follower
 from cardroom_runtime.host import Asker, Service, Unanswered
@@ -104,6 +105,12 @@ class Gamemaster(Service):
         self.signatures = TransitionSignatures(self.store_of)
         self.deadlines = DeadlineWrites(self.store_of, self._hint)
         metrics = self.rt.metrics
+        presence = metrics.counter(
+            "cardroom_presence_changes", "Players marked away and back", ["game_type", "change"]
+        )
+        for game_type in registry.names():  # at 0 from the start: rate() sees the first
+            for change in ("away", "back"):
+                presence.labels(game_type, change)
         self.sessions = Sessions(
             store_of=self.store_of,
             submit=self.appends.submit,
@@ -111,9 +118,7 @@ class Gamemaster(Service):
             gates=self.gates,
             signatures=self.signatures,
             deadlines=self.deadlines,
-            presence=metrics.counter(
-                "cardroom_presence_changes", "Players marked away and back", ["game_type", "change"]
-            ),
+            presence=presence,
             rng=self.rng,
         )
         self.commands = Commands(self.sessions, self.signatures, self.deadlines, self.rng)
@@ -214,6 +219,7 @@ class Gamemaster(Service):
     # -- follow-ups ------------------------------------------------------------------------------
     async def on_release(self, release: Release, _: Asker) -> dict[str, Any]:
         """The acktracker released a gate: move the game on from it."""
+        logs.bind(game=release.game)  # (internal subjects name no game: the host binds none)
         tracing.tag("cardroom.game", release.game)
         tracing.tag("cardroom.version", release.version)
         return await self._follow_release(release.game, release.version, is_open=bool(release.open))
@@ -242,6 +248,7 @@ class Gamemaster(Service):
         seconds: a turn timeout counted from the opening of the gate after the turn began).
         """
         game, version, key = timeout.game, timeout.version, timeout.key
+        logs.bind(game=game)
 
         async def fire(loaded: Loaded) -> dict[str, Any]:
             result, due = await self.timeouts.fire(loaded, version, key, timeout.at)
@@ -257,6 +264,7 @@ class Gamemaster(Service):
     async def on_reconcile(self, reconcile: Reconcile, _: Asker) -> dict[str, Any]:
         """Evaluate a game again: excuse stuck acks of away players, move on if the gate is
         open, write the deadlines. Asked by the timers service after a skipped evaluation."""
+        logs.bind(game=reconcile.game)
 
         async def evaluate(loaded: Loaded) -> dict[str, Any]:
             await self.timeouts.reconcile(loaded)

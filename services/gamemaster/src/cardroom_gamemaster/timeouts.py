@@ -18,6 +18,7 @@ from typing import Any
 from cardroom_engine import steps
 from cardroom_engine.table import TURN_DEADLINE
 from cardroom_eventstore.deadlines import ACKS
+from cardroom_runtime import logs
 
 from .session import Item, Loaded, Sessions
 
@@ -86,7 +87,10 @@ class Timeouts:
         if away := steps.mark_late_away(loaded.table, state, late):
             items: list[Item] = [(e, {"reason": "ack_timeout"}) for e in away]
             released += (await self.sessions.append(loaded, items)).released
-            log.info("%s: %s away (no ack of gate %s)", game, ", ".join(sorted(late)), gate)
+            for player in sorted(late):
+                token = logs.bind(game=game, player=player)
+                log.info("%s: %s away (no ack of gate %s)", game, player, gate)
+                logs.unbind(token)
         released += await self.sessions.store_of(game).excuse(game, late & set(loaded.state.away))
         await self.sessions.advance(loaded, set(released))
         return "fired"
