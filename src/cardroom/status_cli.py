@@ -140,7 +140,7 @@ def render(snap: object, errors: Panel | None = None) -> Group:
 async def _status(once: bool, interval: float, metrics: Sequence[str]) -> None:
     from cardroom_eventstore import EventStore
     from cardroom_eventstore.status import combined, snapshot
-    from cardroom_runtime.discovery import read_running
+    from cardroom_runtime.discovery import running_records
     from cardroom_runtime.settings import Settings
     from rich.console import Console
     from rich.live import Live
@@ -149,9 +149,11 @@ async def _status(once: bool, interval: float, metrics: Sequence[str]) -> None:
 
     target = await find_target()
     urls = list(metrics)
-    running = read_running(Settings.from_env().data_dir) or {}
-    if not urls and running.get("metrics_url"):
-        urls.append(str(running["metrics_url"]))
+    if not urls:  # every service process of this data folder (one, or one per service)
+        for record in running_records(Settings.from_env().data_dir):
+            url = record.get("metrics_url")
+            if isinstance(url, str) and url not in urls:
+                urls.append(url)
     stores = [await EventStore.connect(url) for url in target.database_urls]
     console = Console()
     window = ErrorWindow()

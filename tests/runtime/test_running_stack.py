@@ -14,6 +14,7 @@ from cardroom_runtime.discovery import (
     discover,
     read_running,
     remove_running,
+    running_records,
     write_running,
 )
 from cardroom_runtime.embedded import EmbeddedNats
@@ -39,6 +40,36 @@ def test_the_record_names_a_live_process_or_nothing(tmp_path: Path) -> None:
         text=True,
     )
     (tmp_path / "running.json").write_text(f'{{"pid": {int(gone.stdout)}, "nats_url": "x"}}')
+    assert read_running(tmp_path) is None
+
+
+def test_each_service_process_keeps_a_record_and_the_last_hands_the_shared_one_on(
+    tmp_path: Path,
+) -> None:
+    """Services run as separate processes from one data folder: ``status`` finds every
+    one's metrics, and when the one whose record is shared stops, another's takes its place
+    (the others still serve: commands in other terminals must still find the servers)."""
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        running = tmp_path / "running.d"
+        running.mkdir()
+        (running / f"{other.pid}.json").write_text(
+            f'{{"pid": {other.pid}, "metrics_url": "http://127.0.0.1:2/metrics"}}'
+        )
+        write_running(tmp_path, metrics_url="http://127.0.0.1:1/metrics")
+        assert {r["metrics_url"] for r in running_records(tmp_path)} == {
+            "http://127.0.0.1:1/metrics",
+            "http://127.0.0.1:2/metrics",
+        }
+        remove_running(tmp_path)
+        assert [r["pid"] for r in running_records(tmp_path)] == [other.pid]
+        record = read_running(tmp_path)
+        assert record is not None
+        assert record["pid"] == other.pid
+    finally:
+        other.kill()
+        other.wait()
+    assert running_records(tmp_path) == []  # a process gone is no record
     assert read_running(tmp_path) is None
 
 

@@ -65,6 +65,7 @@ __all__ = [
     "probe_postgres",
     "read_running",
     "remove_running",
+    "running_records",
     "write_running",
 ]
 
@@ -83,40 +84,73 @@ other commands (``cardroom bots``, ``stats``, ...) in other terminals find the s
 embedded servers on ports nobody could guess."""
 
 
-def write_running(data_dir: Path, **fields: str | int | None) -> Path:
-    """Record this process's servers in ``data_dir`` (read by :func:`read_running`)."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    path = data_dir / RUNNING_FILE
+RUNNING_DIR = "running.d"
+"""In the data folder: one record per running ``cardroom serve`` (``<pid>.json``), where
+services run as separate processes: ``cardroom status`` reads every one's metrics, and the
+last to stop hands :data:`RUNNING_FILE` to one still running."""
+
+
+def _write(path: Path, record: dict[str, Any]) -> None:
     # a temporary file of this process's own: several services started at once in one data
     # folder each write their record, and a shared temporary name lets one rename another's away
-    fd, tmp = tempfile.mkstemp(dir=data_dir, prefix=f".{RUNNING_FILE}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as out:
-            out.write(json.dumps({"pid": os.getpid(), **fields}, indent=2))
+            out.write(json.dumps(record, indent=2))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_running(data_dir: Path, **fields: str | int | None) -> Path:
+    """Record this process's servers in ``data_dir`` (read by :func:`read_running`), and in
+    its own record beside the others' (:func:`running_records`)."""
+    (data_dir / RUNNING_DIR).mkdir(parents=True, exist_ok=True)
+    record = {"pid": os.getpid(), **fields}
+    _write(data_dir / RUNNING_DIR / f"{os.getpid()}.json", record)
+    path = data_dir / RUNNING_FILE
+    _write(path, record)
     return path
 
 
 def remove_running(data_dir: Path) -> None:
-    """Forget the record, if it is still this process's."""
+    """Forget this process's records; the shared one, if it is this process's, goes to
+    another process still running from the same folder, if there is one."""
+    with contextlib.suppress(OSError):
+        (data_dir / RUNNING_DIR / f"{os.getpid()}.json").unlink()
     if (read_running(data_dir) or {}).get("pid") == os.getpid():
-        with contextlib.suppress(OSError):
-            (data_dir / RUNNING_FILE).unlink()
+        others = running_records(data_dir)
+        if others:
+            _write(data_dir / RUNNING_FILE, others[-1])
+        else:
+            with contextlib.suppress(OSError):
+                (data_dir / RUNNING_FILE).unlink()
 
 
-def read_running(data_dir: Path) -> dict[str, Any] | None:
-    """The record of a ``cardroom serve`` still alive, or None (a stale one is ignored)."""
+def _alive(path: Path) -> dict[str, Any] | None:
     try:
-        record = json.loads((data_dir / RUNNING_FILE).read_text())
+        record = json.loads(path.read_text())
         pid = int(record["pid"])
         os.kill(pid, 0)  # raises when that process is gone
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return record if isinstance(record, dict) else None
+
+
+def read_running(data_dir: Path) -> dict[str, Any] | None:
+    """The record of a ``cardroom serve`` still alive, or None (a stale one is ignored)."""
+    return _alive(data_dir / RUNNING_FILE)
+
+
+def running_records(data_dir: Path) -> list[dict[str, Any]]:
+    """Every ``cardroom serve`` of this data folder still alive, oldest record first."""
+    found: list[tuple[float, Path]] = []
+    for path in (data_dir / RUNNING_DIR).glob("*.json"):
+        with contextlib.suppress(OSError):  # (removed meanwhile: its process stopped)
+            found.append((path.stat().st_mtime, path))
+    return [r for _, p in sorted(found) if (r := _alive(p)) is not None]
 
 
 class DiscoveryError(RuntimeError):
