@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from urllib.parse import urlsplit
 
 import pytest
 from cardroom_runtime.embedded import free_port
+from cardroom_runtime.metrics import Metrics
 from cardroom_runtime.nats import DUPLICATE_WINDOW, connect, ensure_stream, subscribe_group
 from cardroom_wire import Subjects
 from nats.aio.msg import Msg
 from nats.js.api import StorageType
 from nats.js.errors import APIError
+from support.stack import wait_until
 
 
 async def test_connect_and_request(nats_url: str, subject_root: str) -> None:
@@ -145,3 +148,39 @@ async def test_replicas_that_start_at_once_all_get_their_share(
             await js.delete_stream(s.events_stream)
         for nc in conns:
             await nc.close()
+
+
+async def test_a_services_own_connection_counts_its_losses_with_the_hosts(
+    nats_url: str,
+) -> None:
+    """The relay and analytics hold a NATS connection of their own beside the host's: given
+    the host's metrics, its losses and reconnections count in the same counters. The
+    connection goes through a relay of bytes that the test cuts."""
+    target = urlsplit(nats_url.split(",")[0])
+    cut: list[asyncio.StreamWriter] = []
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        writer.close()
+
+    async def relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(target.hostname, target.port)
+        cut.extend([writer, up_writer])
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    proxy = await asyncio.start_server(relay, "127.0.0.1", 0)
+    port = proxy.sockets[0].getsockname()[1]
+    metrics = Metrics()
+    nc = await connect(f"nats://127.0.0.1:{port}", "own", metrics=metrics)
+    try:
+        for writer in cut:
+            writer.close()
+        await wait_until(lambda: metrics.disconnects._value.get() == 1, timeout=10)
+        await wait_until(lambda: metrics.reconnects._value.get() == 1, timeout=20)
+        assert nc.is_connected
+    finally:
+        await nc.close()
+        proxy.close()

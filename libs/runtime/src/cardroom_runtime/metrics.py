@@ -12,7 +12,8 @@ histograms, base units, ``cardroom_`` prefix):
   handling time of each (from the worker taking it to its reply being handed to NATS);
 - ``cardroom_edge_requests_total{outcome}``: what the edge decided before any handler:
   ``checked``, ``bad_reply`` and ``no_asker`` (dropped), ``rate_limited`` (answered so);
-- ``cardroom_nats_reconnects_total``, ``cardroom_nats_disconnects_total``;
+- ``cardroom_nats_reconnects_total``, ``cardroom_nats_disconnects_total``: of every NATS
+  connection of the process (the host's, and the relay's and analytics' own);
 - the services' own, registered on the same registry (:attr:`Metrics.registry`): the
   gamemaster's ``cardroom_commands_total{game_type, command, outcome}`` (a command type is a
   label once a game accepted one, else ``other``, so players cannot multiply the series),

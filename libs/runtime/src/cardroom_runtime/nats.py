@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import nats
@@ -18,6 +18,9 @@ from nats.js.api import ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
 from nats.js.errors import BadRequestError, NotFoundError
 
 from .settings import nats_servers
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,7 @@ async def connect(
     name: str,
     *,
     connect_timeout: float = 10.0,
+    metrics: Metrics | None = None,
     **options: Any,
 ) -> Client:
     """Connect to ``url`` (one server, or a cluster's, comma-separated) as ``name``; once
@@ -59,7 +63,8 @@ async def connect(
     The first connection must succeed within ``connect_timeout`` seconds (a service should not
     hang at start on a wrong URL); after that, a lost connection is retried every half second
     without limit, and messages published meanwhile are buffered. ``options`` are passed on to
-    :func:`nats.connect` and override these defaults.
+    :func:`nats.connect` and override these defaults. With ``metrics`` (a service's own
+    connection beside its host's), its losses and reconnections are counted with the host's.
     """
 
     async def on_error(exc: Exception) -> None:
@@ -67,9 +72,13 @@ async def connect(
 
     async def on_disconnected() -> None:
         log.info("nats %s: disconnected", name)
+        if metrics is not None:
+            metrics.disconnects.inc()
 
     async def on_reconnected() -> None:
         log.info("nats %s: reconnected", name)
+        if metrics is not None:
+            metrics.reconnects.inc()
 
     settings: dict[str, Any] = {
         "name": name,

@@ -133,7 +133,9 @@ class Analytics(Service):
         )
 
     async def start(self) -> None:
-        self._nc = await connect(self.rt.nats_url, f"cardroom-analytics-{self.subjects.root}")
+        self._nc = await connect(
+            self.rt.nats_url, f"cardroom-analytics-{self.subjects.root}", metrics=self.rt.metrics
+        )
         js = self._nc.jetstream()
         sub = await js.pull_subscribe(
             self.subjects.events_all,

@@ -77,7 +77,7 @@ class Relay(Service):
         await ensure_events_stream(self.rt.nats_url, self.subjects)
 
     async def start(self) -> None:
-        self._nc = await connect(self.rt.nats_url, "cardroom-relay")
+        self._nc = await connect(self.rt.nats_url, "cardroom-relay", metrics=self.rt.metrics)
         self._js = self._nc.jetstream(publish_async_max_pending=BATCH)
         for shard, store in enumerate(self.shards.stores):
             self.positions[shard] = await store.checkpoint(CHECKPOINT)
