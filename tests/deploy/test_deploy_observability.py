@@ -100,3 +100,28 @@ def test_the_dashboard_queries_metrics_that_exist() -> None:
         "cardroom_nats_reconnects_total",
     ):
         assert wanted in used, wanted
+
+
+def test_the_alerts_are_valid_rules_about_metrics_that_exist() -> None:
+    """``promtool check rules``, and every metric an alert names is exported (a real
+    Prometheus evaluates them against a playing cardroom: tests/observability)."""
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is needed (Debian's prometheus package; .ci/run installs it)"
+    alerts = DEPLOY / "prometheus" / "alerts.yml"
+    checked = subprocess.run(
+        [promtool, "check", "rules", str(alerts)], capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    assert config["rule_files"] == [alerts.name]
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    assert (
+        f"./prometheus/{alerts.name}:/etc/prometheus/{alerts.name}:ro"
+        in (compose["services"]["prometheus"]["volumes"])
+    )
+    names = exported()
+    rules = [r for group in yaml.safe_load(alerts.read_text())["groups"] for r in group["rules"]]
+    assert {r["alert"] for r in rules} >= {"CardroomServiceDown", "CardroomFollowerBehind"}
+    for rule in rules:
+        for metric in re.findall(r"\b(cardroom_[a-z0-9_]+)", rule["expr"]):
+            assert family(metric) in names or metric in names, (rule["alert"], metric)

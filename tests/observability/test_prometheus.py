@@ -36,6 +36,7 @@ from support.stack import wait_until
 from cardroom.services import SERVICES, ServiceName
 
 load_games("support.highcard:GAME")
+ALERTS = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts.yml"
 _counter = itertools.count()
 
 
@@ -66,6 +67,12 @@ class Prometheus:
         result: list[dict[str, Any]] = body["data"]["result"]
         return result
 
+    def rules(self) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"{self.url}/api/v1/rules", timeout=5) as r:
+            body = json.loads(r.read())
+        assert body["status"] == "success", body
+        return [rule for group in body["data"]["groups"] for rule in group["rules"]]
+
     def value(self, expr: str) -> float | None:
         result = self.query(expr)
         return float(result[0]["value"][1]) if result else None
@@ -79,6 +86,7 @@ def prometheus(prometheus_binary: str, tmp_path: Path) -> Iterator[Callable[[int
         config = tmp_path / "prometheus.yml"
         config.write_text(
             "global:\n  scrape_interval: 250ms\n  evaluation_interval: 250ms\n"
+            f"rule_files: ['{ALERTS}']\n"
             "scrape_configs:\n  - job_name: cardroom\n"
             f"    static_configs:\n      - targets: ['127.0.0.1:{target_port}']\n"
         )
@@ -300,6 +308,18 @@ async def test_prometheus_scrapes_what_was_played(
     late = prom.value("cardroom_deadline_lateness_seconds_count")
     applied = prom.value('sum(cardroom_deadlines_total{result=~"fired|nothing"})')
     assert late == applied
+
+    # deploy's alerts, evaluated on what was played: each one's query runs (health "ok"), and
+    # none fires for a stack that played well
+    def evaluated() -> bool:
+        rules = prom.rules()
+        return bool(rules) and all(r.get("lastEvaluation", "").startswith("2") for r in rules)
+
+    await wait_until(evaluated, timeout=30)
+    rules = prom.rules()
+    assert {r["name"] for r in rules} >= {"CardroomServiceDown", "CardroomInternalErrors"}
+    assert [(r["name"], r.get("lastError")) for r in rules if r["health"] != "ok"] == []
+    assert [r["name"] for r in rules if r["state"] != "inactive"] == []
 
     # analytics' delay: one sample per event it applied (all of them, at the end)
     def analysed() -> bool:
