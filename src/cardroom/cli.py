@@ -204,22 +204,19 @@ async def _serve_auth() -> None:
             watching = asyncio.create_task(guard.run())
         await nc.subscribe(responder.subject, queue=responder.queue, cb=responder.handle)
         await nc.flush()
-        console.print(
-            f"[bold green]cardroom[/] auth is answering {responder.subject} "
-            f"(issuer {responder.issuer}, subject root {settings.subject_root})"
+        _banner(
+            [
+                f"[bold green]cardroom[/] auth is answering {responder.subject} "
+                f"(issuer {responder.issuer}, subject root {settings.subject_root})",
+                f"new guests: {admission.burst:g} at once from one address, then "
+                f"{admission.rate * 60:g} a minute (trusted: "
+                f"{', '.join(map(str, admission.trusted)) or 'none'})",
+                "flood guard: off (CARDROOM_SYSTEM_NATS_URL is not set)"
+                if watching is None
+                else f"flood guard: kicks a connection over {limit:.0f} messages a second "
+                f"(read every {interval:g} s) and refuses its player for {ban:g} s",
+            ]
         )
-        console.print(
-            f"new guests: {admission.burst:g} at once from one address, then "
-            f"{admission.rate * 60:g} a minute (trusted: "
-            f"{', '.join(map(str, admission.trusted)) or 'none'})"
-        )
-        if watching is None:
-            console.print("flood guard: off (CARDROOM_SYSTEM_NATS_URL is not set)")
-        else:
-            console.print(
-                f"flood guard: kicks a connection over {limit:.0f} messages a second "
-                f"(read every {interval:g} s) and refuses its player for {ban:g} s"
-            )
         logs.announce_ready()
         await stop.wait()
     finally:
