@@ -147,7 +147,9 @@ async def _serve_auth() -> None:
         GuestAdmission,
     )
     from cardroom_natsauth.admission import trusted_setting
+    from cardroom_natsauth.callout import REFUSALS
     from cardroom_runtime import logs
+    from cardroom_runtime.metrics import CountsCollector, Metrics
     from cardroom_runtime.nats import connect
     from cardroom_runtime.settings import Settings
     from cardroom_runtime.tasks import cancel_and_wait
@@ -186,8 +188,30 @@ async def _serve_auth() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    # its own metrics (CARDROOM_METRICS_PORT): what it decided, whom its guard kicked
+    metrics = Metrics()
+    metrics.registry.register(
+        CountsCollector(
+            "cardroom_auth_requests",
+            "Authorization requests, by decision: admitted_player, admitted_guest, "
+            "refused_<why>, unanswered",
+            "decision",
+            lambda: responder.counts,
+            ["admitted_player", "admitted_guest", *(f"refused_{r}" for r in REFUSALS)],
+        )
+    )
+    guard: FloodGuard | None = None
+    metrics.registry.register(
+        CountsCollector(
+            "cardroom_flood_kicks",
+            "Connections the flood guard kicked",
+            "account",
+            lambda: {account: guard.kicks if guard is not None else 0},
+        )
+    )
     try:
-        nc = await connect(settings.nats_url, "cardroom-auth")
+        nc = await connect(settings.nats_url, "cardroom-auth", metrics=metrics)
+        metrics.serve()
     except Exception as exc:
         raise _CannotStart() from exc
     system = None
@@ -225,6 +249,7 @@ async def _serve_auth() -> None:
         if system is not None:
             await system.drain()
         await nc.drain()
+        metrics.close()
 
 
 def _edges(services: Sequence[Any]) -> tuple[str | None, int | None]:

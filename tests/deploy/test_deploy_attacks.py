@@ -482,6 +482,8 @@ async def test_a_token_spelled_otherwise_does_not_connect(
     a = await register(room.secure)
     inbox = room.subjects.inbox(a.player)
     variants = respellings(a.token)
+    counts = room.secure.responder.counts  # what auth's metrics serve
+    before = (counts["refused_credentials"], counts["admitted_player"])
     for what, token in variants:
         assert token != a.token
         caplog.clear()
@@ -516,6 +518,10 @@ async def test_a_token_spelled_otherwise_does_not_connect(
     assert len(attack_log.of(family)) == len(variants)
     failures = _failures(family, attack_log, [])
     assert not failures, failures
+    # each refusal counted as one of bad credentials, each reconnection as a player admitted
+    refused = counts["refused_credentials"] - before[0]
+    assert refused == sum(1 for r in attack_log.of(family) if r.refused)
+    assert counts["admitted_player"] - before[1] >= len(variants)
 
 
 # -- 5. subscriptions past the limit ------------------------------------------------------------
@@ -725,6 +731,10 @@ async def test_a_flood_is_rate_limited_and_the_others_play_on(
         problems.append("the flooder connected again at once")
     if a.player not in [c.user for c in room.secure.guard.kicked]:
         problems.append(f"the guard kicked {room.secure.guard.kicked}, not the flooder")
+    if room.secure.guard.kicks < len(room.secure.guard.kicked):  # what auth's metrics serve
+        problems.append(f"the guard counted {room.secure.guard.kicks} kicks")
+    if room.secure.responder.counts["refused_banned"] < int(bool(result["refused_after"])):
+        problems.append("the flooder's refusal was not counted as a ban")
     if bots_limited:
         problems.append(f"B's bots were answered rate_limited {bots_limited} times")
     problems += [f"logged: {line}" for line in logged]

@@ -105,7 +105,7 @@ async def test_a_flooding_player_is_kicked_and_refused_while_a_paced_one_stays(
 
     # the server may close the connection before it answers the guard's request
     await _eventually(
-        lambda: [c.user for c in secure_nats.guard.kicked[kicked_before:]] == [flooder_id],
+        lambda: [c.user for c in list(secure_nats.guard.kicked)[kicked_before:]] == [flooder_id],
         "the guard to record the kick",
         GRACE,
     )
@@ -148,7 +148,7 @@ async def test_a_flooding_guest_is_kicked_and_its_address_refused(
     await _eventually(gone, "the guest's connection to close", GRACE)
     # the server may close the connection before it answers the guard's request
     await _eventually(
-        lambda: [c.user for c in secure_nats.guard.kicked[kicked_before:]] == ["guest"],
+        lambda: [c.user for c in list(secure_nats.guard.kicked)[kicked_before:]] == ["guest"],
         "the guard to record the kick",
         GRACE,
     )

@@ -53,7 +53,7 @@ def test_promtool_accepts_the_scrape_configuration() -> None:
 
 
 def test_every_service_that_serves_metrics_is_scraped() -> None:
-    """Every ``cardroom serve`` service of the compose file but auth, which serves none."""
+    """Every ``cardroom serve`` service of the compose file, auth included."""
     config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
     names = {
         n for job in config["scrape_configs"] for sd in job["dns_sd_configs"] for n in sd["names"]
@@ -63,7 +63,6 @@ def test_every_service_that_serves_metrics_is_scraped() -> None:
         name
         for name, service in compose["services"].items()
         if service.get("command", [None, None, None])[:2] == ["cardroom", "serve"]
-        and service["command"][2] != "auth"
     }
     assert ours
     assert names == ours
@@ -71,6 +70,7 @@ def test_every_service_that_serves_metrics_is_scraped() -> None:
         9464
     }
     assert compose["x-cardroom-env"]["CARDROOM_METRICS_PORT"] == "9464"
+    assert compose["services"]["auth"]["environment"]["CARDROOM_METRICS_PORT"] == "9464"
 
 
 def test_the_dashboard_queries_metrics_that_exist() -> None:

@@ -43,6 +43,7 @@ where ``nc`` is a nats-py client connected as the auth user of the AUTH account.
 
 from __future__ import annotations
 
+import collections
 import logging
 import math
 import time
@@ -75,7 +76,19 @@ leaf node)."""
 
 
 class AuthError(Exception):
-    """The client may not connect. The message goes back to the server's log, not the client."""
+    """The client may not connect. The message goes back to the server's log, not the client;
+    ``reason`` is one of :data:`REFUSALS`, for the responder's counts."""
+
+    def __init__(self, message: str, reason: str = "credentials") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+REFUSALS: Final = ("malformed", "forged", "credentials", "banned", "guest_limit", "failed")
+"""Why a client was refused, as counted: a request that is no valid JWT, one not made by
+the server it names (or for another issuer), credentials that prove nobody, a player or
+address the flood guard threw out, too many new guests from one address, the responder's
+own failure."""
 
 
 class CalloutMessage(Protocol):
@@ -196,6 +209,9 @@ class AuthCalloutResponder:
         self.bans = bans  # who the flood guard threw out, refused for a while (.guard)
         self.admission = admission  # how many new guests an address may bring (.admission)
         self._clock = clock
+        # what it decided, for the metrics: admitted_player, admitted_guest, refused_<reason
+        # of REFUSALS>, unanswered (no server id and user nkey to answer)
+        self.counts: collections.Counter[str] = collections.Counter()
         player_permissions(root, "probe")  # validates the root now, not at the first client
 
     # -- the message handler --------------------------------------------------------------
@@ -237,6 +253,7 @@ class AuthCalloutResponder:
                 claims = nkeyjwt.decode(request, verify=False)
             except nkeyjwt.JwtError:
                 log.warning("auth callout: cannot answer a request that is not a JWT: %s", exc)
+                self.counts["unanswered"] += 1
                 return None
         nats = claims.get("nats")
         nats = nats if isinstance(nats, dict) else {}
@@ -250,32 +267,36 @@ class AuthCalloutResponder:
                 "auth callout: cannot answer a request without a server id and a user nkey%s",
                 f" ({problem})" if problem else "",
             )
+            self.counts["unanswered"] += 1
             return None
         client = nats.get("client_info")
         client = client if isinstance(client, dict) else {}
         try:
             if problem is not None:
-                raise AuthError(problem)
+                raise AuthError(problem, "malformed")
             if (
                 nats.get("type") != "authorization_request"
                 or claims.get("aud") != AUTH_REQUEST_AUDIENCE
                 or claims.get("iss") != server_id
             ):
-                raise AuthError("the request was not made by the server it names")
+                raise AuthError("the request was not made by the server it names", "forged")
             if claims.get("sub") != self.issuer:
-                raise AuthError("the request is for another issuer")
+                raise AuthError("the request is for another issuer", "forged")
             connect = nats.get("connect_opts")
             identity = self.identify(connect if isinstance(connect, dict) else {}, now=now)
             if self.bans is not None:
                 user = identity.name if identity.kind == "player" else GUEST_USER
                 left = self.bans.remaining(ban_key(user, str(client.get("host", ""))))
                 if left > 0:
-                    raise AuthError(f"thrown out for flooding; refused for {left:.0f} s more")
+                    raise AuthError(
+                        f"thrown out for flooding; refused for {left:.0f} s more", "banned"
+                    )
             if identity.kind == "guest" and self.admission is not None:
                 wait = self.admission.admit(str(client.get("host", "")))
                 if wait > 0:
                     raise AuthError(
-                        f"too many new guests from this address; the next in {math.ceil(wait)} s"
+                        f"too many new guests from this address; the next in {math.ceil(wait)} s",
+                        "guest_limit",
                     )
             user_jwt = issue_user_jwt(
                 self._seed,
@@ -296,6 +317,7 @@ class AuthCalloutResponder:
                 exc,
             )
             error = str(exc)
+            self.counts[f"refused_{exc.reason}"] += 1
         except Exception as exc:  # a bug must refuse the client, not leave it waiting
             log.warning(
                 "auth callout: refused %s (client %s): the responder failed: %s",
@@ -304,8 +326,10 @@ class AuthCalloutResponder:
                 _describe(exc),
             )
             error = "the auth service could not identify the client"
+            self.counts["refused_failed"] += 1
         else:
             log.debug("auth callout: %s %s connected", identity.kind, identity.name)
+            self.counts[f"admitted_{identity.kind}"] += 1
             response = authorization_response(
                 self._seed, server_id=server_id, user_nkey=user_nkey, user_jwt=user_jwt, now=now
             )

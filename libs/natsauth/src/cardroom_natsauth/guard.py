@@ -29,6 +29,7 @@ auth services stay interchangeable.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -205,7 +206,8 @@ class FloodGuard:
         self.ban = ban
         self._clock = clock
         self._servers = 0  # how many servers answered the last reading
-        self.kicked: list[Connection] = []
+        self.kicked: collections.deque[Connection] = collections.deque(maxlen=1000)  # latest
+        self.kicks = 0  # since it started (the metrics)
 
     async def run(self) -> None:
         """Watch until cancelled; a failed reading is logged (one line) and the next one tried."""
@@ -238,6 +240,7 @@ class FloodGuard:
                 log.warning("flood guard: cannot kick %s: %s", key, type(exc).__name__)
                 continue
             self.kicked.append(conn)
+            self.kicks += 1
             log.warning(
                 "flood guard: kicked %s (connection %d on %s, over %.0f messages a second); "
                 "refused for %.0f s",

@@ -12,6 +12,9 @@ histograms, base units, ``cardroom_`` prefix):
   handling time of each (from the worker taking it to its reply being handed to NATS);
 - ``cardroom_edge_requests_total{outcome}``: what the edge decided before any handler:
   ``checked``, ``bad_reply`` and ``no_asker`` (dropped), ``rate_limited`` (answered so);
+- the auth service's (it runs no Host; :class:`CountsCollector`):
+  ``cardroom_auth_requests_total{decision}`` (``admitted_player``, ``admitted_guest``,
+  ``refused_<why>``, ``unanswered``) and ``cardroom_flood_kicks_total{account}``;
 - ``cardroom_nats_reconnects_total``, ``cardroom_nats_disconnects_total``: of every NATS
   connection of the process (the host's, and the relay's and analytics' own);
 - the services' own, registered on the same registry (:attr:`Metrics.registry`): the
@@ -52,7 +55,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from cardroom_eventstore.stats import GROUP_BUCKETS, STATS
@@ -76,6 +79,29 @@ ENV_PORT = "CARDROOM_METRICS_PORT"
 ENV_ADDR = "CARDROOM_METRICS_ADDR"
 # from a fraction of a millisecond (an ack) to seconds (a Macaua shuffle's proof)
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class CountsCollector(Collector):
+    """A counter family read at each scrape from counts a component keeps itself (the auth
+    service's decisions, which runs no Host): ``known`` values are shown at 0 until counted."""
+
+    def __init__(
+        self,
+        name: str,
+        doc: str,
+        label: str,
+        read: Callable[[], Mapping[str, int]],
+        known: Sequence[str] = (),
+    ) -> None:
+        self.name, self.doc, self.label = name, doc, label
+        self.read, self.known = read, tuple(known)
+
+    def collect(self) -> Iterable[CounterMetricFamily]:
+        family = CounterMetricFamily(self.name, self.doc, labels=[self.label])
+        counts = dict.fromkeys(self.known, 0) | dict(self.read())
+        for value, count in sorted(counts.items()):
+            family.add_metric([value], float(count))
+        yield family
 
 
 class _EdgeCollector(Collector):
