@@ -309,6 +309,14 @@ async def test_prometheus_scrapes_what_was_played(
     applied = prom.value('sum(cardroom_deadlines_total{result=~"fired|nothing"})')
     assert late == applied
 
+    # deploy's dashboard: every query of its panels is one Prometheus runs
+    dashboard = json.loads(
+        (ALERTS.parents[1] / "grafana" / "dashboards" / "cardroom.json").read_text()
+    )
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            prom.query(target["expr"])  # (asserts the query ran)
+
     # deploy's alerts, evaluated on what was played: each one's query runs (health "ok"), and
     # none fires for a stack that played well
     def evaluated() -> bool:
