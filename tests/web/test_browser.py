@@ -302,6 +302,13 @@ async def test_macaua_two_pages_and_a_bot_keys_in_the_page_a_reload_and_a_specta
         assert any("every deck held exactly its cards" in line for line in log), log[-5:]
         assert await person.page.locator(".macaua .error").count() == 0  # nothing rejected
     await alice.shot("macaua-over")
+    # over and audited: each tab forgets its seat (a kept one would fill the tab's storage
+    # game after game), and the finished table still shows its result after a reload
+    for person in (alice, bob):
+        key = f"cardroom.macaua.{await root(person)}.{await me(person)}.{game}"
+        assert await person.page.evaluate("key => sessionStorage.getItem(key)", key) is None
+    await alice.page.reload()
+    assert ranked(await ranking(alice.page)) == 3
     assert any('"verify_key"' in frame for frame in sent)  # its keys move went out
     assert not any(seed in frame for frame in sent)
 

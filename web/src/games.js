@@ -172,20 +172,89 @@ function ssCard(value, { known = true, extra = {} } = {}) {
 
 function ssActionLabel(action, ctx) {
   const base = words(action.type);
+  const players = ctx.view?.state?.players || [];
+  // the powers on another's card name that player (by seat: v2 `playerIndex`, v1
+  // `anotherPlayerIndex`) and the card, or two buttons of a 3-seat table would read alike
+  const theirs = (seat, card) => `${ctx.label(players[seat])}'s card ${card + 1}`;
+  if (action.anotherPlayerIndex != null && action.anotherPlayerCardIndex != null) {
+    return `${base}: your card ${action.cardIndex + 1} for ${theirs(action.anotherPlayerIndex, action.anotherPlayerCardIndex)}`;
+  }
+  const target = action.anotherPlayerIndex ?? (action.cardIndex != null ? action.playerIndex : null);
+  if (target != null && action.cardIndex != null) return `${base}: ${theirs(target, action.cardIndex)}`;
   if (action.cardIndex != null) return `${base}: card ${action.cardIndex + 1}`;
   if (action.cardIndexes) return `${base}: cards ${action.cardIndexes.map((i) => i + 1).join(" & ")}`;
-  if (action.targetPlayerIndex != null) {
-    return `${base}: ${ctx.label(ctx.view?.state?.players?.[action.targetPlayerIndex])}`;
-  }
+  if (action.targetPlayerIndex != null) return `${base}: ${ctx.label(players[action.targetPlayerIndex])}`;
   return base;
 }
 
+// v1's messages to the player who moved name no seat (it is the reader's own)
+const SS_REPLACED = {
+  // type: [the mover's seat is in the message, the new card comes from the deck, a claim]
+  ReplacedCardFromDeck: [false, true, false],
+  ReplacedCardByDiscarded: [false, false, false],
+  CardReplacedFromDeck: [true, true, false],
+  CardReplacedByDiscarded: [true, false, false],
+  ReplacedCardsFromDeck: [false, true, true],
+  ReplacedCardsByDiscarded: [false, false, true],
+  CardsReplacedFromDeck: [true, true, true],
+  CardsReplacedByDiscarded: [true, false, true],
+};
+
+/** The hands after `player` put `value` at the lowest of `indexes` (the others leave the
+ * hand, later cards shift down), as the server's fold does. */
+function ssReplace(state, player, indexes, value) {
+  const hand = state.hands?.[player];
+  if (!hand || !indexes.length || indexes.some((i) => i < 0 || i >= hand.length)) return false;
+  const first = Math.min(...indexes);
+  hand[first] = value;
+  for (const i of [...indexes].sort((a, b) => b - a)) if (i !== first) hand.splice(i, 1);
+  state.handSizes = state.hands.map((h) => h.length);
+  return true;
+}
+
+/** Swap two cards between hands: what each seat knows of a card travels with it. */
+function ssExchange(state, p, i, q, j) {
+  const a = state.hands?.[p];
+  const b = state.hands?.[q];
+  if (!a || !b || i >= a.length || j >= b.length) return false;
+  [a[i], b[j]] = [b[j], a[i]];
+  return true;
+}
+
+function ssSee(state, player, indexes, values) {
+  const hand = state.hands?.[player];
+  if (!hand || indexes.some((i) => i >= hand.length)) return false;
+  indexes.forEach((i, k) => (hand[i] = values[k]));
+  return true;
+}
+
 const sixtysix = {
-  patch(view, message) {
+  /** Fold a notification into the hands and the board. A notification carries the whole view
+   * only when the player must act, so every move that changes a hand is applied here; a
+   * message that does not fit the hands shown (a view out of step) asks for the view again. */
+  patch(view, message, ctx) {
     const state = view?.state;
     if (!state) return view;
     const me = state.playerIndex;
     const copy = (...keys) => keys.forEach((k) => k in message && (state[k] = message[k]));
+    const top = state.discardedValue; // the discard before this message: a card taken from it
+    let fits = true;
+    const v1 = SS_REPLACED[message.type];
+    if (v1) {
+      const [named, fromDeck, claim] = v1;
+      const player = named ? message.playerIndex : me;
+      const indexes = message.cardIndexes || [message.cardIndex];
+      // the new card: the discard top is public, a deck card is seen by its drawer only,
+      // and a claim's card from the deck by nobody
+      const value = !fromDeck ? top : player === me && !claim ? state.deckCard : null;
+      fits = ssReplace(state, player, indexes, value);
+      if (fromDeck && player === me) state.deckCard = null;
+      // the deck card of another (or a claim's) leaves the deck only now for this reader
+      if (fromDeck && (player !== me || claim) && state.deckSize != null) state.deckSize -= 1;
+      copy("discardedValue");
+      if (!fits) ctx?.resync?.();
+      return view;
+    }
     switch (message.type) {
       case "BoardInitialized":
         copy("deckSize", "deckCard", "discardedValue", "handSizes", "stopCounter", "round", "turn");
@@ -195,24 +264,48 @@ const sixtysix = {
       case "BoardUpdated":
         copy("activePlayerIndex", "deckCard", "stopCounter", "turn", "deckSize", "discardedValue");
         break;
-      case "GameState": // v1
+      case "GameState": // v1: a round starts
         copy("deckSize", "discardedValue", "handSizes");
+        state.hands = (message.handSizes || []).map((n) => Array(n).fill(null));
+        state.roundScores = null;
+        state.deckCard = null;
         break;
       case "CardsRevealed":
         for (const shown of message.cards || []) {
           if (!shown.values || !(shown.lookingPlayerIndexes || []).includes(me)) continue;
-          const hand = state.hands?.[shown.targetPlayerIndex];
-          if (hand) shown.cardIndexes.forEach((i, k) => (hand[i] = shown.values[k]));
+          fits = ssSee(state, shown.targetPlayerIndex, shown.cardIndexes, shown.values) && fits;
         }
         break;
-      case "CardsReplaced":
+      case "CardsReplaced": {
+        const value = !message.fromDeck ? top : message.playerIndex === me ? state.deckCard : null;
+        fits = ssReplace(state, message.playerIndex, message.cardIndexes || [], value);
+        if (message.playerIndex === me) state.deckCard = null;
         copy("discardedValue", "deckSize");
+        break;
+      }
+      case "CardExchanged": // v2
+      case "CardsExchanged": // v1, to the others
+      case "ExchangedCards": // v1, to the player who swapped
+        fits = ssExchange(state, message.playerIndex ?? me, message.cardIndex, message.anotherPlayerIndex, message.anotherPlayerCardIndex);
+        break;
+      case "OwnCard": // v1
+        fits = ssSee(state, me, [message.cardIndex], [message.value]);
+        break;
+      case "AnothersCard": // v1
+        fits = ssSee(state, message.anotherPlayerIndex, [message.cardIndex], [message.value]);
+        break;
+      case "DifferentCardsShown": // v1
+        fits = ssSee(state, message.playerIndex, message.cardIndexes, message.values);
+        break;
+      case "IdenticalCardsShown": // v1
+        fits = ssSee(state, message.playerIndex, message.cardIndexes, message.cardIndexes.map(() => message.value));
         break;
       case "FirstTwoCards": // v1
         if (state.hands?.[me]) [state.hands[me][0], state.hands[me][1]] = [message.value1, message.value2];
         break;
       case "NextTurn": // v1
         state.activePlayerIndex = message.playerIndex;
+        state.deckCard = null;
         break;
       case "YourTurn": // v1
         state.activePlayerIndex = me;
@@ -221,10 +314,20 @@ const sixtysix = {
         state.deckCard = message.value;
         copy("deckSize");
         break;
+      case "DiscardedCard": // v1: the drawn card went to the discard
+        state.deckCard = null;
+        copy("discardedValue");
+        break;
+      case "CardDiscarded": // v1: another's drawn card went to the discard
+        if (state.deckSize != null) state.deckSize -= 1;
+        copy("discardedValue");
+        break;
       case "RoundFinished":
         state.roundScores = message.scores;
         copy("totalScores");
         if (message.cards) state.hands = message.cards;
+        // v1 does not show the hands: the view does
+        else fits = false;
         break;
       case "GameFinished":
         state.roundScores = message.scores;
@@ -233,6 +336,7 @@ const sixtysix = {
       default:
         if ("discardedValue" in message) state.discardedValue = message.discardedValue;
     }
+    if (!fits) ctx?.resync?.();
     return view;
   },
   describe(message, ctx) {
@@ -391,6 +495,11 @@ function papasActionLabel(action, ctx, hand) {
       return "Let it pass";
     case "EndTurn":
       return "End turn (draw)";
+    case "DiscardCard": {
+      // one button per face: wildcards of one name may have different values
+      const card = hand.get(action.card);
+      return `Discard ${name(action.card)}${card?.kind === "wildcard" ? ` (${card.value})` : ""}`;
+    }
     default:
       return words(action.type);
   }

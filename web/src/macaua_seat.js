@@ -42,8 +42,16 @@ export class MacauaSeat {
   }
 
   save() {
+    if (this.forgotten) return;
     const data = { player: this.player.toJSON(), verifier: this.verifier.toJSON(), verdicts: this.verdicts };
     sessionStorage.setItem(storageKey(this.root, this.player.player, this.game), JSON.stringify(data));
+  }
+
+  /** Remove the stored seat (its game is over and audited); this tab's copy stays in memory
+   * to answer a resend, but is stored no more. */
+  forget() {
+    this.forgotten = true;
+    sessionStorage.removeItem(storageKey(this.root, this.player.player, this.game));
   }
 
   /** The ack's fields for a notification that carries a transition: its signature, or a

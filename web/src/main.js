@@ -5,6 +5,7 @@ import { CardroomError, Player, loadIdentity } from "./conn.js";
 import { el } from "./dom.js";
 import { clone, gameOf, gameName, words } from "./games.js";
 import { MacauaSeat } from "./macaua_seat.js";
+import { openLog, storeQuietly } from "./store.js";
 
 const app = document.getElementById("app");
 const statusLine = document.getElementById("connection");
@@ -12,6 +13,8 @@ const statusLine = document.getElementById("connection");
 const state = { config: null, player: null, games: [], page: null };
 // the lobby waits up to 30 s for the bots of one request to register and join
 const BOTS_TIMEOUT = 35000;
+// seconds a Macaua table made from this page waits for a move (the house cannot play a seat)
+const MACAUA_MOVE_TIMEOUT = 120;
 
 // -- errors in words ------------------------------------------------------------------------
 const ERROR_WORDS = {
@@ -75,7 +78,8 @@ function rememberBots(players, kind) {
   const names = botNames();
   let n = Object.keys(names).length;
   for (const p of players) names[p] = `Bot ${++n} (${kind})`;
-  localStorage.setItem(`cardroom.bots.${state.config.root}`, JSON.stringify(names));
+  // a name only: a full storage must not stop the table from opening
+  storeQuietly(`cardroom.bots.${state.config.root}`, JSON.stringify(names));
 }
 
 function label(player) {
@@ -204,7 +208,10 @@ class Lobby {
           } else if (typeof value === "number") {
             input = el("input", { name: key, type: "number", step: "any", value });
           } else {
-            input = el("input", { name: key, value: typeof value === "string" ? value : JSON.stringify(value) });
+            // a Macaua seat moves only from the tab holding its keys: a table made here gives
+            // up on a closed tab after a while (the option's own default waits forever)
+            const shown = type.value === "macaua" && key === "move_timeout" && value == null ? MACAUA_MOVE_TIMEOUT : value;
+            input = el("input", { name: key, value: typeof shown === "string" ? shown : JSON.stringify(shown) });
           }
           fields.set(key, [input, value]);
           return el("label", {}, el("span", {}, words(key)), input);
@@ -363,6 +370,7 @@ class TablePage {
     this.outcome = null;
     this.busy = false;
     this.logKey = `cardroom.log.${state.config.root}.${state.player.player}.${game}`;
+    if (!spectator) openLog(this.logKey);
     this.log = spectator ? [] : this.loadLog();
     this.header = el("div", { class: "table-header" });
     this.board = el("div", { class: "board" });
@@ -401,7 +409,7 @@ class TablePage {
     if (!text) return;
     this.log.push(text);
     if (this.log.length > 400) this.log.splice(0, this.log.length - 400);
-    if (!this.spectator) localStorage.setItem(this.logKey, JSON.stringify(this.log));
+    if (!this.spectator) storeQuietly(this.logKey, JSON.stringify(this.log));
     this.logBox.append(el("li", {}, text));
     this.logBox.scrollTop = this.logBox.scrollHeight;
   }
@@ -445,9 +453,11 @@ class TablePage {
     }
     if (this.summary.game_type === "macaua") {
       this.seat = await MacauaSeat.load(state.config.root, state.player.player, this.game);
-      if (!this.seat) {
+      // a finished game's seat was removed once its end was shown: the result still shows
+      if (!this.seat && this.summary.status !== "finished") {
         // the seat's keys live in the tab that took it: this one can neither move nor sign
-        this.board.replaceChildren(el("p", { class: "error" }, "This seat's keys are in the browser tab that took it, not in this one."));
+        this.orphan = true;
+        this.render();
         return;
       }
     }
@@ -505,6 +515,9 @@ class TablePage {
     if (message.type === "GameOver") {
       this.outcome = message.outcome;
       this.summary = { ...this.summary, status: "finished", outcome: message.outcome };
+      // the end follows the last transition, checked by this seat's copy (the audit): the
+      // keys guard nothing more, and a kept seat would fill this tab's storage game by game
+      if (this.seat?.state?.phase === "over") this.seat.forget();
     }
     this.render();
     this.automatic();
@@ -564,6 +577,8 @@ class TablePage {
       seats: this.summary?.seats || [],
       label,
       act: (action) => this.act(action),
+      // a notification the last view cannot take: ask for the player's whole view again
+      resync: () => this.feed && !this.feed.syncing && this.feed.resync(),
       seat: this.spectator ? null : this.seat,
       refresh: () => this.render(),
       countdown,
@@ -618,7 +633,10 @@ class TablePage {
     const rules = gameOf(s.game_type);
     const parts = [];
     if (this.outcome) parts.push(this.ranking());
-    if (!this.view) {
+    if (this.orphan) {
+      // (a Macaua seat) nothing to show or do here: the moves need the keys of the other tab
+      parts.push(el("p", { class: "error" }, "This seat's keys are in the browser tab that took it, not in this one."));
+    } else if (!this.view) {
       parts.push(el("p", { class: "waiting" }, this.spectator ? "Waiting for the next move to show the table…" : "Catching up…"));
     } else if (rules) {
       parts.push(rules.render(this.view, this.busy ? [] : this.actions, this.ctx()));
@@ -632,6 +650,7 @@ class TablePage {
     if (this.outcome) return [el("strong", { class: "game-over" }, "Game over")];
     if (this.spectator) return [el("span", {}, "You are watching: only public information is shown.")];
     if (this.summary?.status === "lobby") return [el("span", {}, "Waiting for players…")];
+    if (this.orphan) return [el("span", { class: "orphan" }, "This seat's keys are in another browser tab: the table waits for that tab's moves.")];
     if (this.actions.length && !this.busy) {
       const seconds = this.view?.options?.turn_timeout ?? this.view?.config?.turn_timeout;
       return [
