@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 from typing import Any
 
 from cardroom_engine import registry
@@ -148,7 +149,12 @@ async def test_take5_with_bots_a_reload_and_a_spectator(people: People) -> None:
     places = await ranking(alice.page)
     assert ranked(places) == 3, places
     assert any("Alice (you)" in place for place in places)
-    assert (await log_lines(alice.page))[-1] == "Game over."
+    lines = await log_lines(alice.page)
+    assert lines[-1] == "Game over."
+    # a taken row says its bulls once: "takes a row of 3 bulls: 50 (3 bulls)."
+    taken = [line for line in lines if " takes a row" in line]
+    assert taken, lines
+    assert all(re.search(r" takes a row of \d+ bulls?: ", line) for line in taken), taken
     await alice.shot("take5-over")
     await carol.page.locator(".ranking").wait_for(timeout=MOVE_WAIT_MS)
     await carol.shot("take5-spectator-over")

@@ -48,6 +48,8 @@ function take5Card(card, extra = {}) {
 }
 
 const cardText = (card) => `${card.face}${card.bull > 1 ? ` (${card.bull} bulls)` : ""}`;
+// "1 card", "2 cards"
+const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 const take5 = {
   // seat index -> player id, from the state's `ids`
@@ -75,7 +77,7 @@ const take5 = {
       case "played":
         return `Cards played: ${message.data.map((p) => `${who(p.id)} ${cardText(p.card)}`).join(", ")}.`;
       case "taken":
-        return `${who(message.data.id)} takes a row: ${message.data.stack.map(cardText).join(", ")} (${message.data.stack.reduce((n, c) => n + c.bull, 0)} bulls).`;
+        return `${who(message.data.id)} takes a row of ${count(message.data.stack.reduce((n, c) => n + c.bull, 0), "bull")}: ${message.data.stack.map(cardText).join(", ")}.`;
       case "game_over":
         return `Final scores: ${message.data.map((s) => `${who(s.player)} ${s.score}`).join(", ")}.`;
       default:
@@ -585,7 +587,7 @@ const papas = {
         { class: "players" },
         ...(state.order || view?.seats || []).map((p) =>
           ctx.seatChip(p, {
-            detail: `${state.potatoes?.[p] ?? 0} potatoes · ${state.hand_counts?.[p] ?? "?"} cards`,
+            detail: `${state.potatoes?.[p] ?? 0} potatoes · ${state.hand_counts?.[p] == null ? "? cards" : count(state.hand_counts[p], "card")}`,
             active: p === state.active,
           }),
         ),
@@ -731,7 +733,7 @@ const macaua = {
         "div",
         { class: "players" },
         ...(t.seats || view?.seats || []).map((p) =>
-          ctx.seatChip(p, { detail: `${t.hand_counts?.[p] ?? "?"} cards`, active: p === t.turn || (t.phase !== "play" && (t.waiting || []).includes(p)) }),
+          ctx.seatChip(p, { detail: t.hand_counts?.[p] == null ? "? cards" : count(t.hand_counts[p], "card"), active: p === t.turn || (t.phase !== "play" && (t.waiting || []).includes(p)) }),
         ),
       ),
       el(
