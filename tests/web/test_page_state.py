@@ -324,3 +324,30 @@ async def test_macaua_from_the_page_has_a_move_timeout_and_another_tab_says_wher
     await banner.wait_for(timeout=MOVE_WAIT_MS)
     assert "another browser tab" in await banner.inner_text()
     assert await tab.locator(".waiting-turn").count() == 0
+
+
+async def test_a_take5_card_played_is_marked_until_every_seat_has_played(
+    people: People, web_stack: WebStack
+) -> None:
+    """take5's cards are shown together once every seat has played: until then the page
+    marks the card its player sent (it stays in the hand, and nothing else says so)."""
+    alice, bob = await people(), await people()
+    await alice.sign_in("Alice")
+    await bob.sign_in("Bob")
+    game = await create_table(alice, "take5", seats=2, bots=0)
+    await bob.page.locator(f'.table-row[data-game="{game}"] button.join').click()
+    card = alice.page.locator(".take5 .hand button.action").first
+    await card.wait_for(timeout=MOVE_WAIT_MS)
+    face = (await card.locator(".face").inner_text()).strip()
+    await card.click()
+    # Bob has not played: Alice's card is marked, and the page says what it waits for
+    await alice.page.locator(".take5 .hand .card.sent").wait_for(timeout=MOVE_WAIT_MS)
+    assert (await alice.page.locator(".take5 .hand .card.sent .face").inner_text()) == face
+    assert await alice.page.locator(".take5 .status.sent").inner_text() == (
+        f"You played {face}: waiting for the others."
+    )
+    # Bob plays: both cards are shown on the table, and the mark goes with the card
+    await bob.page.locator(".take5 .hand button.action").first.click(timeout=MOVE_WAIT_MS)
+    await alice.page.locator(".take5 .hand .card.sent").wait_for(
+        state="detached", timeout=MOVE_WAIT_MS
+    )

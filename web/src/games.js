@@ -111,6 +111,7 @@ const take5 = {
     );
     const scores = new Map((state.scores || []).map((s) => [s.player, s.score]));
     const waiting = new Set(state.waiting_for || []);
+    const sent = ctx.sent?.type === "play_response" ? ctx.sent.data?.face : (state.my_play?.face ?? null);
     const seats = Object.entries(state.ids || {}).sort((a, b) => a[1] - b[1]);
     return el(
       "div",
@@ -157,7 +158,15 @@ const take5 = {
             ...(state.played || []).map((p) => take5Card(p.card ?? p)),
           )
         : null,
-      yourHand(state.hand, ctx, (card) => playable.get(`${card.face}`), take5Card, (card) => `Play ${card.face}`),
+      sent != null ? el("p", { class: "status sent" }, `You played ${sent}: waiting for the others.`) : null,
+      yourHand(
+        state.hand,
+        ctx,
+        (card) => playable.get(`${card.face}`),
+        // the card this player played stays in its hand until every seat has played
+        (card) => take5Card(card, card.face === sent ? { class: `card t5 ${bullClass(card.bull)} sent` } : {}),
+        (card) => `Play ${card.face}`,
+      ),
     );
   },
 };

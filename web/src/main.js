@@ -505,6 +505,7 @@ class TablePage {
     else if (this.view && rules?.patch) this.view = rules.patch(clone(this.view), message, this.ctx());
     this.actions = note.actions || [];
     this.actionsAt = Date.now();
+    this.sent = null; // what comes next is told now
     if (!this.view && !this.asked) {
       // no view yet (a seat that does not act first gets none with its notifications):
       // ask for the player's whole view once, as a reconnect does
@@ -577,6 +578,7 @@ class TablePage {
       seats: this.summary?.seats || [],
       label,
       act: (action) => this.act(action),
+      sent: this.sent, // this player's last move, while nothing has followed it
       // a notification the last view cannot take: ask for the player's whole view again
       resync: () => this.feed && !this.feed.syncing && this.feed.resync(),
       seat: this.spectator ? null : this.seat,
@@ -604,7 +606,12 @@ class TablePage {
       // a Macaua move is built and signed when it is sent, on the state shown last
       await state.player.command(this.game, typeof action === "function" ? action() : action);
       // used; the next notification says what comes next (unless it came before the reply)
-      if (this.version === shown) this.actions = [];
+      if (this.version === shown) {
+        this.actions = [];
+        // a move that waits for the others' (take5's cards are shown together): the page
+        // marks it until the next notification
+        this.sent = typeof action === "function" ? null : action;
+      }
     } catch (exc) {
       // a Macaua move overtaken by another's (in the audit anyone moves) is no one's error
       if (!OVERTAKEN.has(exc.code)) toast(explain(exc));
