@@ -31,6 +31,9 @@ app = typer.Typer(add_completion=False)
 WINDOW = 60.0  # seconds of errors shown
 # outcomes that are not errors: answered ok, or no answer due (notifications, hints)
 NOT_ERRORS = frozenset({"ok", "none"})
+# refusals that say "not now" (the gate waits for acks, another writer moved the game, a
+# player over its rate): clients send them again; shown apart, not as faults
+NOT_NOW = frozenset({"awaiting_acks", "conflict", "rate_limited"})
 
 
 def error_counts(text: str) -> collections.Counter[str]:
@@ -99,8 +102,12 @@ def render_errors(counts: collections.Counter[str] | None, since: str) -> Panel:
     grid = RichTable.grid(padding=(0, 2))
     grid.add_column(justify="left")
     grid.add_column(justify="right")
-    for code, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        grid.add_row(code, f"[red]{n}[/]")
+    # the faults first, in red; then the "not now" answers that clients send again
+    for code, n in sorted(counts.items(), key=lambda item: (item[0] in NOT_NOW, -item[1], item[0])):
+        if code in NOT_NOW:
+            grid.add_row(f"[dim]{code} (not now: sent again)[/]", f"[dim]{n}[/]")
+        else:
+            grid.add_row(code, f"[red]{n}[/]")
     if not counts:
         grid.add_row("none", "0")
     return Panel(grid, title=f"errors ({since})", expand=False)

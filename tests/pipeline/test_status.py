@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 
 from cardroom_bots import BotPlayer
@@ -95,6 +96,12 @@ async def test_the_view_counts_errors_by_code_from_the_metrics_endpoint(stack: S
         text = console.export_text()
         assert "errors (last minute)" in text
         assert code in text
+        # a "not now" refusal is shown apart from the faults, after them
+        mixed = render_errors(collections.Counter({"awaiting_acks": 50, code: 3}), "last minute")
+        console = Console(record=True, width=100)
+        console.print(mixed)
+        shown = console.export_text()
+        assert shown.index(code) < shown.index("awaiting_acks (not now: sent again)")
         # a minute later, with nothing new, the window shows none
         window.add(1.0 + WINDOW + 1, after)
         assert window.recent() == {}
