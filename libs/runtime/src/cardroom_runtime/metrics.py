@@ -229,9 +229,20 @@ class Metrics:
         found: M = self._own[name]
         return found
 
-    def counter(self, name: str, doc: str, labels: Iterable[str] = ()) -> Counter:
-        """A counter of a service's own on this process's registry."""
-        return self._once(name, lambda: Counter(name, doc, list(labels), registry=self.registry))
+    def counter(
+        self,
+        name: str,
+        doc: str,
+        labels: Iterable[str] = (),
+        known: Iterable[Sequence[str]] = (),
+    ) -> Counter:
+        """A counter of a service's own on this process's registry. The series of ``known``
+        label values are there at 0 from the start, so that ``rate()`` and ``increase()``
+        see their first count (a series that appears with it starts at 1)."""
+        counter = self._once(name, lambda: Counter(name, doc, list(labels), registry=self.registry))
+        for values in known:
+            counter.labels(*values)
+        return counter
 
     def histogram(
         self,

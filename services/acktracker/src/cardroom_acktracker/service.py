@@ -92,9 +92,12 @@ class AckTracker(Service):
         self._sweeper: asyncio.Task[None] | None = None
         self._batcher: Batcher[tuple[str, int, str], AckResult] | None = None
         metrics = self.rt.metrics
-        self._acked = metrics.counter("cardroom_acks", "Acknowledgements, by outcome", ["outcome"])
-        for outcome in ("accepted", "duplicate", "refused"):  # at 0: rate() sees the first
-            self._acked.labels(outcome)
+        self._acked = metrics.counter(
+            "cardroom_acks",
+            "Acknowledgements, by outcome",
+            ["outcome"],
+            known=[("accepted",), ("duplicate",), ("refused",)],
+        )
         self.releases = Releases(self.rt)
         self._resent = metrics.counter(
             "cardroom_notifications_resent", "Notifications resent because their ack was overdue"

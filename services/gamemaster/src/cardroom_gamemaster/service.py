@@ -106,11 +106,11 @@ class Gamemaster(Service):
         self.deadlines = DeadlineWrites(self.store_of, self._hint)
         metrics = self.rt.metrics
         presence = metrics.counter(
-            "cardroom_presence_changes", "Players marked away and back", ["game_type", "change"]
+            "cardroom_presence_changes",
+            "Players marked away and back",
+            ["game_type", "change"],
+            known=[(game, change) for game in registry.names() for change in ("away", "back")],
         )
-        for game_type in registry.names():  # at 0 from the start: rate() sees the first
-            for change in ("away", "back"):
-                presence.labels(game_type, change)
         self.sessions = Sessions(
             store_of=self.store_of,
             submit=self.appends.submit,

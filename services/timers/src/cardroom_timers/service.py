@@ -80,9 +80,8 @@ class Timers(Service):
             "Deadlines sent to the gamemaster, by its answer (fired, nothing, stale, deferred, "
             "later) or by what went wrong (unanswered, refused)",
             ["result"],
+            known=[(result,) for result in sorted(_RESULTS)],
         )
-        for result in _RESULTS:  # every series at 0 from the start: rate() sees the first
-            self._deadlines.labels(result)
         self._lateness = metrics.histogram(
             "cardroom_deadline_lateness_seconds",
             "From a deadline's due time until the gamemaster applied it (fired or nothing)",
