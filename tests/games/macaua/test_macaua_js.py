@@ -43,15 +43,22 @@ class Played:
         ]
 
 
+class PageSeats(dict[str, JsSeat]):
+    """A table's seats played by the page, as the harness seats them (``seat``)."""
+
+    def __init__(self, js: MacauaJs) -> None:
+        super().__init__()
+        self.js = js
+
+    def seat(self, player: str) -> JsSeat:
+        self[player] = JsSeat(self.js, player)
+        return self[player]
+
+
 def play(js: MacauaJs, players: int, config: dict[str, Any], seed: int) -> Played:
     """A game whose seats alternate: the page's, a HeuristicBot, the page's, ..."""
-    seats: dict[str, JsSeat] = {}
-
-    def page_seat(player: str) -> JsSeat:
-        seats[player] = JsSeat(js, player)
-        return seats[player]
-
-    h = Harness(players, config, seed=seed, bot=[page_seat, HeuristicBot])
+    seats = PageSeats(js)
+    h = Harness(players, config, seed=seed, bot=[seats.seat, HeuristicBot])
     assert h.game.config.shuffle_proof == "argument"
     h.to_play()
     # each page seat opened its own hand privately: the cards its keys alone unmask
@@ -188,14 +195,9 @@ def test_the_page_rejects_a_cheating_server_as_python_does(small: Played, tamper
 def test_the_page_blames_a_cheating_player_relayed_by_a_lax_server(js: MacauaJs) -> None:
     """A move its player signed that the rules refuse (a card that is not what its keys
     open), recorded as if accepted: the page blames that player, as Python does."""
-    seats: dict[str, JsSeat] = {}
-
-    def page_seat(player: str) -> JsSeat:
-        seats[player] = JsSeat(js, player)
-        return seats[player]
-
+    seats = PageSeats(js)
     # p0 (a Python bot, first to play) cheats; p1 is the page's (no page seat elsewhere)
-    h = Harness(2, {"max_turns": 40}, seed=3, bot=[HeuristicBot, page_seat])
+    h = Harness(2, {"max_turns": 40}, seed=3, bot=[HeuristicBot, seats.seat])
     h.to_play()
     cheat, honest = h.seats
     assert h.game.current == cheat
@@ -266,13 +268,8 @@ def test_the_page_makes_the_moves_its_own_copy_asks_for(small: Played) -> None:
 
 
 def test_the_page_refuses_a_table_with_a_weak_proof_as_python_does(js: MacauaJs) -> None:
-    seats: dict[str, JsSeat] = {}
-
-    def page_seat(player: str) -> JsSeat:
-        seats[player] = JsSeat(js, player)
-        return seats[player]
-
-    h = Harness(2, {"shuffle_proof": "rounds", "shuffle_rounds": 2}, bot=[page_seat, HeuristicBot])
+    seats = PageSeats(js)
+    h = Harness(2, {"shuffle_proof": "rounds", "shuffle_rounds": 2}, bot=[seats.seat, HeuristicBot])
     page = next(iter(seats))
     notes = [
         (s.version, s.notifications[page])
@@ -281,3 +278,39 @@ def test_the_page_refuses_a_table_with_a_weak_proof_as_python_does(js: MacauaJs)
     ][:1]
     refused = seats[page].verify(h.game.binding.split("/")[0], notes)["verdicts"][0]["reject"]
     assert (refused["code"], refused["blame"]) == ("weak_proof", "server")
+
+
+def test_the_page_checks_a_halt_as_python_does(js: MacauaJs) -> None:
+    """A halt naming the page's seat, when the page signed everything, is the server's
+    frame: refused (``false_halt``). A halt naming another seat is signed; one that names no
+    seat is refused by every page (``bad_halt``)."""
+    seats = PageSeats(js)
+    h = Harness(3, {"max_turns": 40}, seed=5, bot=[seats.seat, HeuristicBot])
+    h.to_play()
+    framed, _, other = h.seats
+    assert set(seats) == {framed, other}
+    game_id = h.game.binding.split("/")[0]
+    before = h.local.state
+    rejection = {"code": "card_mismatch", "reason": "x", "blame": "server"}
+    (halt,) = GAME.halt(before.game, before.version, framed, rejection)
+    for event, expected in (
+        (halt, {framed: "false_halt", other: None}),
+        ({**halt, "player": "nobody", "blame": "nobody"}, {framed: "bad_halt", other: "bad_halt"}),
+    ):
+        after = h.table.evolve(before, event)
+        for player, code in expected.items():
+            notes = [
+                (s.version, s.notifications[player])
+                for s in h.local.steps
+                if "transition" in s.notifications.get(player, {})
+            ]
+            notes.append((after.version, h.table.notify(before, event, after)[player]))
+            verdicts = seats[player].verify(game_id, notes)["verdicts"]
+            assert all("signature" in v for v in verdicts[:-1])
+            if code is None:
+                assert "signature" in verdicts[-1], player
+            else:
+                assert (verdicts[-1]["reject"]["code"], verdicts[-1]["reject"]["blame"]) == (
+                    code,
+                    "server",
+                ), player

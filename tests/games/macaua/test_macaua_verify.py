@@ -320,6 +320,69 @@ def test_the_halt_blames_the_player_that_rejected_whatever_it_names() -> None:
         assert outcome.details["rejected"]["code"] == "card_mismatch"
 
 
+def _halted(halt: Callable[[Harness], dict[str, Any]]) -> Harness:
+    """A game in play that the server halts with the event ``halt`` makes of it."""
+    h = Harness(3, {"max_turns": 40}, seed=5, bot=RandomMacauaBot)
+    h.to_play()
+    h.local.apply([halt(h)])
+    return h
+
+
+def _halt_of(h: Harness, rejecter: str, **changed: Any) -> dict[str, Any]:
+    state = h.local.state
+    rejection = {"code": "card_mismatch", "reason": "x", "blame": "server"}
+    (event,) = GAME.halt(state.game, state.version, rejecter, rejection)
+    return {**event, **changed}
+
+
+def test_the_player_a_halt_names_refuses_it_when_it_signed_everything() -> None:
+    """Whether a player rejected or signed a transition only the server and that player know
+    (an acknowledgement goes to the server alone). A server that halts the table naming an
+    honest player, so that it ranks last, has the others' signatures on the halt, never the
+    framed player's: its own copy signed every transition before, and refuses this one."""
+    h = _halted(lambda h: _halt_of(h, h.seats[0]))
+    framed = h.seats[0]
+    for player in h.seats:
+        verdicts = check_all(h.bots[player].verifier("g1"), transcript(h, player))
+        assert all(v.signature is not None for v in verdicts[:-1])
+        if player != framed:
+            assert verdicts[-1].signature is not None, player
+            continue
+        refused = verdicts[-1].rejection
+        assert refused is not None
+        assert (refused["code"], refused["blame"]) == ("false_halt", "server")
+        assert refused["evidence"]["type"] == "macaua.rejected"
+
+
+@pytest.mark.parametrize(
+    "malformed",
+    [
+        {"player": "nobody", "blame": "nobody"},
+        {"blame": "server"},
+        {"version": 0},
+        {"version": "1"},
+        {"version": True},
+        {"later": 0},  # the halted version is the halt's own
+    ],
+)
+def test_a_halt_of_no_seat_or_of_no_earlier_transition_is_refused_by_everyone(
+    malformed: dict[str, Any],
+) -> None:
+    def halt(h: Harness) -> dict[str, Any]:
+        changed = dict(malformed)
+        if changed.pop("later", None) is not None:
+            changed["version"] = h.local.state.version + 1
+        return _halt_of(h, h.seats[0], **changed)
+
+    h = _halted(halt)
+    for player in h.seats[1:]:
+        verdicts = check_all(h.bots[player].verifier("g1"), transcript(h, player))
+        assert all(v.signature is not None for v in verdicts[:-1])
+        refused = verdicts[-1].rejection
+        assert refused is not None, (malformed, player)
+        assert (refused["code"], refused["blame"]) == ("bad_halt", "server")
+
+
 def test_bots_hand_out_verifiers_that_sign_with_their_seat_key() -> None:
     bot = MacauaBot("p0")
     v = bot.verifier("g9")

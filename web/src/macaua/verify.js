@@ -77,7 +77,7 @@ export class TransitionVerifier {
         throw new Rejected("no_transition", "the notification carries no transition", "server");
       }
       if (version <= this.checked) throw new Rejected("replayed_transition", `version ${version} was checked already`, "server");
-      this.state = this.apply(plain(transition), message);
+      this.state = this.apply(plain(transition), message, version);
     } catch (exc) {
       if (!(exc instanceof Rejected)) throw exc;
       this.failed = { code: exc.code, reason: exc.message, blame: exc.blame, version, evidence: evidence(transition) };
@@ -87,7 +87,7 @@ export class TransitionVerifier {
     return { signature: this.player.signTransition(this.state.binding, version, transition) };
   }
 
-  apply(transition, message) {
+  apply(transition, message, version) {
     if (transition.type === "macaua.started") {
       const start = this.setup(message.setup);
       const binding = transition.binding;
@@ -105,6 +105,7 @@ export class TransitionVerifier {
       return fold(state, transition);
     }
     if ("signed" in transition) return this.move(state, transition);
+    if (transition.type === "macaua.rejected") return this.halt(state, transition, version);
     return this.serverStep(state, transition);
   }
 
@@ -157,8 +158,26 @@ export class TransitionVerifier {
     return fold(state, transition);
   }
 
+  // A halt must name a seat, blame it and refer to a transition already sent; the seat it
+  // names refuses it when this copy signed every transition (nobody else can tell).
+  halt(state, transition, version) {
+    const { player, version: halted } = transition;
+    if (
+      typeof player !== "string" ||
+      !state.seats.includes(player) ||
+      transition.blame !== player ||
+      !Number.isInteger(halted) ||
+      !(halted > 0 && halted < version)
+    ) {
+      throw new Rejected("bad_halt", "a halt that names no seat or no earlier transition", "server");
+    }
+    if (player === this.player.player) {
+      throw new Rejected("false_halt", "the table halted on a rejection or a bad signature this player never sent", "server");
+    }
+    return fold(state, transition);
+  }
+
   serverStep(state, transition) {
-    if (transition.type === "macaua.rejected") return fold(state, transition);
     const candidates = [...followUp(state), ...timeouts(state)];
     if (!candidates.some((c) => deepEqual(plain(c), transition))) {
       throw new Rejected("unexpected_step", "a server step the rules do not produce here", "server");

@@ -10,6 +10,13 @@ transitions it was sent and the game's rules, and for each transition (one notif
   what the move yields here;
 - a server step (a draw's positions, a reshuffle, the audit, a deadline's effect): it must be
   one the rules produce from this copy;
+- a halt (``macaua.rejected``: a player rejected a transition, or acknowledged it without a
+  valid signature): it must name a seat, blame that seat and refer to a transition already
+  sent. Nobody else can tell whether that player rejected or signed (an acknowledgement
+  goes to the server alone, as a timeout's silence does), but the player named can: its own
+  copy refuses a halt that names it when it signed every transition (``false_halt``, the
+  server's fault), so a server that frames a player never gets that player's signature on
+  the frame;
 - the first one (``macaua.started``) also brings the setup (config, seats, the verify keys
   bound to the seats): this player's own key must be the one it holds, and the binding must
   name the table it joined.
@@ -43,7 +50,7 @@ from nacl.signing import SigningKey
 from .commands import BAD_SEQUENCE, BAD_SIGNATURE, REPLAYED_MOVE, STALE_STATE, WRONG_GAME
 from .config import MIN_SHUFFLE_ROUNDS, MacauaConfig
 from .rules import Macaua
-from .state import MacauaState
+from .state import REJECTED, MacauaState
 
 __all__ = ["TransitionVerifier", "Untrusted", "Unverifiable", "Verdict"]
 
@@ -125,7 +132,7 @@ class TransitionVerifier:
                     raise Rejected(
                         "replayed_transition", f"version {version} was checked already", "server"
                     )
-                self.state = self._apply(dict(transition), message)
+                self.state = self._apply(dict(transition), message, version)
             except Rejected as exc:
                 self.failed = {
                     "code": exc.code,
@@ -160,7 +167,9 @@ class TransitionVerifier:
         return view, json.loads(json.dumps(actions))
 
     # -- the checks --------------------------------------------------------------------------
-    def _apply(self, transition: dict[str, Any], message: Mapping[str, Any]) -> MacauaState:
+    def _apply(
+        self, transition: dict[str, Any], message: Mapping[str, Any], version: int
+    ) -> MacauaState:
         kind = transition.get("type")
         if kind == "macaua.started":
             start = self._setup(message.get("setup"))
@@ -181,6 +190,8 @@ class TransitionVerifier:
             return _fold(state, transition)
         if "signed" in transition:
             return self._move(state, transition)
+        if kind == REJECTED:
+            return self._halt(state, transition, version)
         return self._server_step(state, transition)
 
     def _setup(self, setup: object) -> MacauaState:
@@ -232,9 +243,29 @@ class TransitionVerifier:
             )
         return _fold(state, transition)
 
+    def _halt(self, state: MacauaState, transition: dict[str, Any], version: int) -> MacauaState:
+        player, halted = transition.get("player"), transition.get("version")
+        if (
+            not isinstance(player, str)
+            or player not in state.seats
+            or transition.get("blame") != player
+            or not isinstance(halted, int)
+            or isinstance(halted, bool)
+            or not 0 < halted < version
+        ):
+            raise Rejected(
+                "bad_halt", "a halt that names no seat or no earlier transition", "server"
+            )
+        if player == self.player:
+            # this copy signed every transition so far (a rejection stops checking for good)
+            raise Rejected(
+                "false_halt",
+                "the table halted on a rejection or a bad signature this player never sent",
+                "server",
+            )
+        return _fold(state, transition)  # nothing follows it
+
     def _server_step(self, state: MacauaState, transition: dict[str, Any]) -> MacauaState:
-        if transition.get("type") == "macaua.rejected":
-            return _fold(state, transition)  # the halt: nothing follows it
         rng = random.Random(0)
         candidates = _RULES.follow_up(state, rng)
         due = _RULES.deadline(state)
