@@ -4,9 +4,10 @@
 
 Writes the files listed in :mod:`cardroom_natsauth.deploysecrets` (NATS passwords, the auth
 callout's signing key, the player-token key, the PostgreSQL password and the URLs built from
-them). Existing secrets are kept unless ``--force`` (then restart everything: `make down up`;
-PostgreSQL keeps the password it was created with, so after --force also delete its volume or
-change the password inside it).
+them, and the URL of the services' own PostgreSQL role, with a password of its own). Existing
+secrets are kept unless ``--force`` (then restart everything: `make down up`; PostgreSQL keeps
+the superuser's password it was created with, so after --force also delete its volume or
+change the password inside it; the migrate job sets the services' role's).
 """
 
 from __future__ import annotations

@@ -79,10 +79,13 @@ def _cannot_start(exc: BaseException, verbose: bool) -> NoReturn:
     """One line on stderr saying what is wrong, then exit non-zero (never "ready")."""
     from cardroom_gateway.settings import GatewaySettingsError
     from cardroom_runtime.discovery import DiscoveryError
+    from cardroom_runtime.migrate import SchemaBehindError
     from cardroom_runtime.settings import SettingsError
 
     # these say what is wrong in words of their own; anything else is named by its type
-    configuration = isinstance(exc, SettingsError | DiscoveryError | GatewaySettingsError)
+    configuration = isinstance(
+        exc, SettingsError | DiscoveryError | GatewaySettingsError | SchemaBehindError
+    )
     text = str(exc).strip()
     if not configuration:
         text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -454,15 +457,30 @@ def games() -> None:
 
 @app.command()
 def migrate() -> None:
-    """Create or upgrade the database schema (what `serve` does at start)."""
+    """Create or upgrade the database schema (what `serve` does at start); with
+    CARDROOM_SERVICE_DATABASE_URL, then give that URL's role the services' rights and no
+    more (cardroom_runtime.grants)."""
     _setup_logging(False)
+    from cardroom_runtime import grants
 
-    async def run() -> None:
-        services, _, _ = await _prepare()
-        await services.aclose()
-        console.print("database is at the newest schema")
+    async def run() -> list[str]:
+        services, database_url, _ = await _prepare()
+        try:
+            service_urls = os.environ.get(grants.ENV_SERVICE_DATABASE_URL, "").strip()
+            if not service_urls:
+                return []
+            return await grants.grant_service_roles(database_url, service_urls)
+        finally:
+            await services.aclose()
 
-    asyncio.run(run())
+    try:
+        roles = asyncio.run(run())
+    except grants.GrantError as exc:
+        console.print(f"[red]{grants.ENV_SERVICE_DATABASE_URL}: {exc}[/]")
+        raise typer.Exit(EX_CONFIG) from None
+    console.print("database is at the newest schema")
+    for role in sorted(set(roles)):
+        console.print(f"the services' role {role!r} holds their rights and no more")
 
 
 @app.command()

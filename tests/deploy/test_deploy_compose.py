@@ -217,6 +217,38 @@ def test_the_bots_are_players_without_credentials(config: dict[str, Any]) -> Non
     assert not any("DATABASE" in key for key in bots["environment"])
 
 
+def test_only_the_migration_holds_the_schema_owners_database_url(
+    config: dict[str, Any], tmp_path: Path
+) -> None:
+    # the services connect as a role of their own, which the migrate job makes and grants
+    # (tests/deploy/test_deploy_database_role.py runs both against PostgreSQL)
+    services = config["services"]
+
+    def secrets(name: str) -> set[str]:
+        return {s["source"] for s in services[name].get("secrets") or []}
+
+    for name in CARDROOM_SERVICES:
+        env = services[name]["environment"]
+        assert env["CARDROOM_DATABASE_URL_FILE"] == "/run/secrets/service_database_url", name
+        assert "service_database_url" in secrets(name), name
+        assert "database_url" not in secrets(name), name
+        assert "CARDROOM_SERVICE_DATABASE_URL_FILE" not in env, name
+    migrate = services["migrate"]["environment"]
+    assert migrate["CARDROOM_DATABASE_URL_FILE"] == "/run/secrets/database_url"
+    assert migrate["CARDROOM_SERVICE_DATABASE_URL_FILE"] == "/run/secrets/service_database_url"
+    assert {"database_url", "service_database_url"} <= secrets("migrate")
+    holders = {name for name in services if "database_url" in secrets(name)}
+    assert holders == {"migrate"}
+    # the two URLs name two roles of one database
+    write_deploy_secrets(tmp_path)
+    owner = read_secret(tmp_path / "database_url")
+    service = read_secret(tmp_path / "service_database_url")
+    assert owner.split("://")[1].split(":")[0] == "cardroom"  # postgres's POSTGRES_USER
+    assert service.split("://")[1].split(":")[0] == "cardroom_service"
+    assert owner.rpartition("@")[2] == service.rpartition("@")[2] == "postgres:5432/cardroom"
+    assert services["postgres"]["environment"]["POSTGRES_USER"] == "cardroom"
+
+
 def test_the_service_urls_list_every_node(tmp_path: Path) -> None:
     write_deploy_secrets(tmp_path)
     for secret in ("nats_url", "auth_nats_url", "system_nats_url"):

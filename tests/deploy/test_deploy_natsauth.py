@@ -253,6 +253,8 @@ def test_deploy_secrets_agree_with_each_other(tmp_path: Path) -> None:
     assert f'AUTH_ISSUER: "{public_key(read_secret(folder / "auth_issuer_seed"))}"' in conf
     postgres_password = read_secret(folder / "postgres_password")
     assert f":{postgres_password}@postgres:5432/" in read_secret(folder / "database_url")
+    # the services' role has a password of its own
+    assert postgres_password not in read_secret(folder / "service_database_url")
     # run again: kept as they are
     before = {p.name: p.read_text() for p in folder.iterdir()}
     assert write_deploy_secrets(folder) == []
@@ -264,11 +266,15 @@ def test_deploy_secrets_agree_with_each_other(tmp_path: Path) -> None:
     assert len(write_deploy_secrets(folder, force=True)) == len(before)
     # a standalone secret missing beside a whole set (one written before it existed): added
     grafana = folder / "grafana_admin_password"
+    service_url = folder / "service_database_url"
     grafana.unlink()
+    service_url.unlink()
     kept = {p.name: p.read_text() for p in folder.iterdir()}
-    assert write_deploy_secrets(folder) == [grafana]
+    assert sorted(write_deploy_secrets(folder)) == sorted([grafana, service_url])
     assert len(read_secret(grafana)) >= 32
-    assert {p.name: p.read_text() for p in folder.iterdir() if p != grafana} == kept
+    assert read_secret(service_url).startswith("postgresql+asyncpg://cardroom_service:")
+    added = (grafana, service_url)
+    assert {p.name: p.read_text() for p in folder.iterdir() if p not in added} == kept
 
 
 def test_tokens_live_a_day_by_default() -> None:

@@ -16,10 +16,17 @@ One file per secret, so that docker-compose can hand each process only the ones 
 ``player_token_secret``
     The HMAC key of player tokens, shared by the lobby (issues) and the auth service (verifies).
 ``postgres_password``, ``database_url``
-    PostgreSQL's superuser password, and the URL the services use.
+    PostgreSQL's superuser password, and its URL, which only the migration job uses: it owns
+    the schema.
+``service_database_url``
+    The URL the services connect with: a role of their own (``cardroom_service``), which the
+    migration job creates and grants only what the services need, with this password
+    (:mod:`cardroom_runtime.grants`). It stands alone (the job sets the role's password from
+    it at every run): written whenever it is missing, also beside a set written before it
+    existed.
 ``grafana_admin_password``
-    The password of Grafana's ``admin`` (else Grafana's default, ``admin``). It stands alone:
-    written whenever it is missing, also beside a set written before it existed.
+    The password of Grafana's ``admin`` (else Grafana's default, ``admin``). It stands alone
+    too.
 
 Existing files are kept (rotating a secret is deleting its file and restarting what uses it),
 so running this again is harmless.
@@ -40,6 +47,8 @@ AUTH_USER: Final = "auth"
 SYSTEM_USER: Final = "system"
 DATABASE: Final = "cardroom"
 DATABASE_USER: Final = "cardroom"
+SERVICE_DATABASE_USER: Final = "cardroom_service"
+POSTGRES_HOST: Final = "postgres:5432"
 # the nodes of deploy/docker-compose.yml's NATS cluster
 NATS_HOSTS: Final = ("nats1:4222", "nats2:4222", "nats3:4222")
 
@@ -49,7 +58,7 @@ def _password() -> str:
 
 
 def deploy_secrets(
-    *, nats_hosts: Sequence[str] = NATS_HOSTS, postgres_host: str = "postgres:5432"
+    *, nats_hosts: Sequence[str] = NATS_HOSTS, postgres_host: str = POSTGRES_HOST
 ) -> dict[str, str]:
     """Fresh values for every secret file (name -> content)."""
 
@@ -82,8 +91,18 @@ def deploy_secrets(
     }
 
 
-STANDALONE: Final = ("grafana_admin_password",)
+STANDALONE: Final = ("grafana_admin_password", "service_database_url")
 """Secrets that relate to no other: each written when missing, whatever the set holds."""
+
+
+def standalone_secrets(*, postgres_host: str = POSTGRES_HOST) -> dict[str, str]:
+    """Fresh values for the :data:`STANDALONE` secrets."""
+    return {
+        "grafana_admin_password": _password(),
+        "service_database_url": (
+            f"postgresql+asyncpg://{SERVICE_DATABASE_USER}:{_password()}@{postgres_host}/{DATABASE}"
+        ),
+    }
 
 
 def write_deploy_secrets(directory: Path | str, *, force: bool = False) -> list[Path]:
@@ -105,7 +124,8 @@ def write_deploy_secrets(directory: Path | str, *, force: bool = False) -> list[
                 "delete the folder (or pass force) to generate a consistent set"
             )
         values = {}
-    values |= {name: _password() for name in STANDALONE if force or not (folder / name).exists()}
+    alone = standalone_secrets()
+    values |= {name: alone[name] for name in STANDALONE if force or not (folder / name).exists()}
     if not values:
         return []
     folder.mkdir(parents=True, exist_ok=True)
@@ -126,4 +146,4 @@ def read_secret(path: Path | str) -> str:
     return Path(path).read_text().strip()
 
 
-__all__ = ["deploy_secrets", "read_secret", "write_deploy_secrets"]
+__all__ = ["deploy_secrets", "read_secret", "standalone_secrets", "write_deploy_secrets"]

@@ -143,18 +143,46 @@ def head_revision() -> str:
     return heads.pop()
 
 
+class SchemaBehindError(RuntimeError):
+    """The database is not at the newest revision and this process's role may not change
+    the schema (a service's own role under docker-compose): the migration job must run."""
+
+
+async def _may_change_schema(url: str) -> bool:
+    conn = await asyncpg.connect(asyncpg_dsn(url))
+    try:
+        allowed: bool = await conn.fetchval(
+            "SELECT has_schema_privilege(current_schema(), 'CREATE')"
+        )
+        return allowed
+    finally:
+        await conn.close()
+
+
 async def ensure_migrated(url: str) -> bool:
     """Upgrade the database at ``url`` to the newest revision unless it is there already;
     True if it upgraded. Every service process calls it as it starts: one query when the
     database is current, so that a restarted service does not pay for importing and running
     Alembic (half a second of its start). ``url`` may list the event store's shards,
     comma-separated: each is brought to the newest revision (a shard just added starts
-    empty and is migrated here)."""
+    empty and is migrated here). A role that may not create in the schema (the services'
+    own, :mod:`cardroom_runtime.grants`) gets :class:`SchemaBehindError` instead of
+    Alembic's first refused statement."""
     upgraded = False
-    for one in url.split(","):
-        if await current_revision(one) != head_revision():
-            await asyncio.to_thread(upgrade, one)
-            upgraded = True
+    head = head_revision()
+    for n, one in enumerate(url.split(","), 1):
+        current = await current_revision(one)
+        if current == head:
+            continue
+        if not await _may_change_schema(one):
+            where = f"shard {n}" if "," in url else "the database"
+            raise SchemaBehindError(
+                f"{where} is at revision {current or 'none'}, this code needs {head}, and "
+                "its role may not change the schema: run `cardroom migrate` as the "
+                "schema's owner first (under docker-compose, the migrate job)"
+            )
+        await asyncio.to_thread(upgrade, one)
+        upgraded = True
     return upgraded
 
 

@@ -2,7 +2,8 @@
 
 The same service as ``cardroom serve analytics``, without the rest of cardroom installed
 beside it: it needs only the ``CARDROOM_*`` settings (see :mod:`cardroom_runtime.settings`).
-It migrates the database first, then prints ``cardroom: ready`` once it consumes.
+It migrates the database first unless it is current (the services' own role may not),
+then prints ``cardroom: ready`` once it consumes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ async def run() -> None:
         database_url = settings.database_url or await ensure_database(
             services.database_admin_url, "cardroom"
         )
-        await migrate.upgrade_async(database_url)
+        await migrate.ensure_migrated(database_url)  # as `cardroom serve` does
         host = Host(
             [Analytics],
             nats_url=services.nats_url,
