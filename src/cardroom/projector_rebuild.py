@@ -15,8 +15,12 @@ folds run in worker processes (``workers``, default one per core; ``CARDROOM_REB
 0 folds in this process). A worker reads its chunk's events itself, on a connection of its
 own (they are committed and never change), so that they do not cross a pipe. The workers
 are forked, so they know every game this process has registered; where ``fork`` is not
-available the fold runs in this process. The garbage collector waits while a rebuild runs:
-its full passes over the heap cost more than the folds, which make no reference cycles.
+available the fold runs in this process. A game of a type this process has no rules for
+cannot be folded: the games are planned and their types checked before the first chunk
+(:class:`UnknownGameTypes`, on every shard before any), so such a game refuses the whole
+rebuild with nothing written rather than failing in a worker with some chunks replaced.
+The garbage collector waits while a rebuild runs: its full passes over the heap cost more
+than the folds, which make no reference cycles.
 
 Only the notifications still owed an acknowledgement are part of the model (see migration
 0005): the fold counts every notification for ``seq`` (from the events' ``metadata.to``) but
@@ -295,6 +299,36 @@ def _fold(job: _Job) -> _Folded:
     return out
 
 
+class UnknownGameTypes(Exception):
+    """Games to rebuild whose type this process has no rules for (``types``: each such type
+    and how many of the games are of it): they cannot be folded, so nothing is rebuilt."""
+
+    def __init__(self, types: dict[str, int]) -> None:
+        self.types = dict(sorted(types.items()))
+        super().__init__("no rules for game type(s) " + ", ".join(map(repr, self.types)))
+
+
+async def planned_games(store: EventStore, game: str | None = None) -> list[tuple[str, int]]:
+    """The games the rebuild folds (every game the projector has projected, or ``game`` if
+    it has), each with its projector checkpoint (its events)."""
+    from cardroom_projector.service import checkpoint_name
+
+    prefix = checkpoint_name("")
+    if game is None:
+        found = await store.checkpoints(prefix)
+    else:
+        found = [c for c in await store.checkpoints(checkpoint_name(game)) if c[0] == prefix + game]
+    return [(name[len(prefix) :], int(p)) for name, p in found]
+
+
+async def unknown_game_types(store: EventStore, games: Sequence[str]) -> dict[str, int]:
+    """The types of ``games`` that have no rules in this process, with how many games each."""
+    from cardroom_engine import registry
+
+    types = await store.stream_types(games)
+    return {t: n for t, n in types.items() if t not in registry}
+
+
 async def rebuild_shards(
     urls: Sequence[str],
     *,
@@ -304,25 +338,47 @@ async def rebuild_shards(
     workers: int | None = None,
 ) -> list[tuple[int, ProjectorReport]]:
     """:func:`rebuild_projector` on every shard of ``urls`` (with ``game``, on its shard
-    only): ``(shard, report)`` each, in shard order."""
+    only): ``(shard, report)`` each, in shard order.
+
+    Every shard's games are planned and their types checked before any is folded: a game
+    this process has no rules for raises :class:`UnknownGameTypes` with nothing written on
+    any shard (else ``repair`` would have replaced the rows of some shards and not others).
+    """
     from cardroom_eventstore import EventStore
     from cardroom_runtime.shards import shard_index
 
     shards = range(len(urls)) if game is None else [shard_index(game)]
-    out: list[tuple[int, ProjectorReport]] = []
-    for shard in shards:
-        if shard >= len(urls):  # the game names a shard there is not: no such game
-            out.append((shard, ProjectorReport(tuple(tables))))
-            continue
-        store = await EventStore.connect(urls[shard])
-        try:
+    stores: dict[int, EventStore] = {}
+    plans: dict[int, list[tuple[str, int]]] = {}
+    try:
+        unknown: dict[str, int] = {}
+        for shard in shards:
+            if shard >= len(urls):  # the game names a shard there is not: no such game
+                continue
+            store = stores[shard] = await EventStore.connect(urls[shard])
+            plans[shard] = await planned_games(store, game)
+            for t, n in (await unknown_game_types(store, [g for g, _ in plans[shard]])).items():
+                unknown[t] = unknown.get(t, 0) + n
+        if unknown:
+            raise UnknownGameTypes(unknown)
+        out: list[tuple[int, ProjectorReport]] = []
+        for shard in shards:
+            if shard not in stores:
+                out.append((shard, ProjectorReport(tuple(tables))))
+                continue
             report = await rebuild_projector(
-                store, tables=tables, game=game, repair=repair, workers=workers
+                stores[shard],
+                tables=tables,
+                game=game,
+                repair=repair,
+                workers=workers,
+                planned=plans[shard],
             )
-        finally:
+            out.append((shard, report))
+        return out
+    finally:
+        for store in stores.values():
             await store.close()
-        out.append((shard, report))
-    return out
 
 
 def plan_chunks(games: Sequence[tuple[str, int]], workers: int) -> list[list[tuple[str, int]]]:
@@ -354,29 +410,28 @@ async def rebuild_projector(
     game: str | None = None,
     repair: bool = False,
     workers: int | None = None,
+    planned: Sequence[tuple[str, int]] | None = None,
 ) -> ProjectorReport:
     """Rebuild the projector's read models of every game it has projected (or one) from the
     first event with the projector's code, and compare them with the live rows.
 
     A game whose rebuilt rows differ from its live rows is reported, and its rows are
     replaced by the rebuilt ones only with ``repair``; a game whose rows are equal keeps them
-    (they are what the rebuild would write).
+    (they are what the rebuild would write). ``planned``: the games to fold, as
+    :func:`planned_games` found them and checked (default: found and checked here); a game
+    whose type has no rules here raises :class:`UnknownGameTypes` before anything is read
+    or written, rather than failing in a worker halfway through.
     """
-    from cardroom_projector.service import checkpoint_name
-
     began = time.perf_counter()
     report = ProjectorReport(tuple(tables))
-    prefix = checkpoint_name("")
-    if game is None:
-        found = await store.checkpoints(prefix)
-    else:
-        found = [c for c in await store.checkpoints(checkpoint_name(game)) if c[0] == prefix + game]
+    if planned is None:
+        planned = await planned_games(store, game)
+        unknown = await unknown_game_types(store, [g for g, _ in planned])
+        if unknown:
+            raise UnknownGameTypes(unknown)
     wanted = default_workers() if workers is None else workers
     # a projector checkpoint is the game's version: its events
-    chunks = [
-        [game for game, _ in chunk]
-        for chunk in plan_chunks([(name[len(prefix) :], int(p)) for name, p in found], wanted)
-    ]
+    chunks = [[game for game, _ in chunk] for chunk in plan_chunks(planned, wanted)]
     # forking costs a few milliseconds: worth it only when there is more than one chunk
     n = min(wanted, len(chunks)) if len(chunks) > 1 else 0
     if "fork" not in multiprocessing.get_all_start_methods():

@@ -1,5 +1,10 @@
 """``cardroom rebuild``: drop a read model, rebuild it from the first event, verify it
-equals the live one (:mod:`cardroom.projector_rebuild`, :func:`cardroom_analytics.rebuild`)."""
+equals the live one (:mod:`cardroom.projector_rebuild`, :func:`cardroom_analytics.rebuild`).
+
+The projector's models are folded with the games' rules: a game whose type this process has
+no rules for (named in the services' ``CARDROOM_GAMES`` only) is refused in one line, exit
+status 2, before anything is folded or written, the analytics' tables included (they need
+no rules, but a command that half ran would leave the operator to work out which half)."""
 
 from __future__ import annotations
 
@@ -9,7 +14,8 @@ from typing import Annotated
 import typer
 
 from cardroom.cli_shell import CliError, err, find_target, run_command, sub_app
-from cardroom.projector_rebuild import PROJECTOR_TABLES, rebuild_shards
+from cardroom.projector_rebuild import PROJECTOR_TABLES, UnknownGameTypes, rebuild_shards
+from cardroom.replay_cli import no_rules
 
 app = sub_app("Read-model rebuilds.")
 
@@ -60,11 +66,19 @@ def rebuild(
         try:
             # each shard's read models from that shard's events (a game: its shard's only)
             urls = target.database_urls
-            rebuilt = (
-                await rebuild_shards(urls, tables=tables, game=game, repair=repair)
-                if tables
-                else []
-            )
+            try:
+                rebuilt = (
+                    await rebuild_shards(urls, tables=tables, game=game, repair=repair)
+                    if tables
+                    else []
+                )
+            except UnknownGameTypes as exc:
+                # refused before any fold: every read model (analytics' too) is as it was
+                games = sum(exc.types.values())
+                raise CliError(
+                    f"{no_rules(list(exc.types))} ({games} game{'s' if games != 1 else ''}"
+                    " to rebuild); nothing was rebuilt"
+                ) from None
             if game is not None and not any(p.games for _, p in rebuilt):
                 raise CliError(f"no game {game!r}")
             for shard, p in rebuilt:

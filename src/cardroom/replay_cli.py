@@ -35,16 +35,27 @@ class Replayed:
         return self.recorded == self.derived
 
 
+def no_rules(game_types: Sequence[str]) -> str:
+    """What to say of game types this process has no rules for (and what to do)."""
+    names = ", ".join(repr(t) for t in game_types)
+    if len(game_types) == 1:
+        return (
+            f"no rules for game type {names} here: install its package, or name it in "
+            "CARDROOM_GAMES (module:attribute), as for the services"
+        )
+    return (
+        f"no rules for game types {names} here: install their packages, or name them in "
+        "CARDROOM_GAMES (module:attribute, comma-separated), as for the services"
+    )
+
+
 def known_rules(game_type: str) -> None:
     """A game can be folded only with its rules: a type this process has not registered is
     a clear error, not a traceback."""
     from cardroom_engine import registry
 
     if game_type not in registry:
-        raise CliError(
-            f"no rules for game type {game_type!r} here: install its package, or name it in "
-            "CARDROOM_GAMES (module:attribute), as for the services"
-        )
+        raise CliError(no_rules([game_type]))
 
 
 def _as_event(record: dict[str, Any]) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from cardroom_wire import (
 from faststream.nats import NatsBroker
 from support.highcard import BET_PLACED, FOLDED, GAME, TURN_PROMPTED, TURN_STARTED
 from support.stack import wait_until
+from support.timedhighcard import EveryonePrompted
 
 if "highcard" not in registry:
     registry.register(GAME)
@@ -534,4 +535,64 @@ async def test_a_turn_runs_from_the_opening_of_the_gate_after_it_began() -> None
     at = (began + timedelta(seconds=161)).timestamp()
     answer = await gm.on_timeout(Timeout(game=game, version=version, key=turn.key, at=at), asker)
     assert answer["result"] == "fired"
+    # it could fire no sooner than the turn so counted: its lateness runs from then
+    assert answer["ready"] == (began + timedelta(seconds=160)).timestamp()
     assert any(r.metadata.get("house") for r in await store.read_stream(game))
+
+
+async def test_a_timeout_deferred_by_a_closed_gate_names_when_the_gate_opened(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A game deadline due while a seat has not acknowledged the prompt is deferred; applied
+    once the gate opened, the answer names that opening (``ready``), from which the timers
+    count its lateness; one whose gate opened before its due time names an earlier one."""
+    game_type = EveryonePrompted()
+    monkeypatch.setitem(registry._games, game_type.name, game_type)  # for this test only
+    now = [datetime(2026, 1, 1, tzinfo=UTC)]
+    store = InMemoryEventStore(now=lambda: now[0])
+    gm = gamemaster(store)
+    config = {"think": 10, "table": {"ack_timeout": 3600}}
+    created = await lobby(gm, "create", "alice", game_type=game_type.name, config=config, seats=2)
+    game = created["game"]
+    await lobby(gm, "join", "bob", game=game)
+
+    async def prompted() -> tuple[int, str]:
+        """Acknowledge until a player is prompted; the prompt's gate is left closed."""
+        while True:
+            loaded = await gm.sessions.load(game)
+            keys = [d.key for d in loaded.table.deadlines(loaded.state)]
+            if think := [k for k in keys if k.startswith("game:")]:
+                return loaded.state.version, think[0]
+            owed = await store.pending(game)
+            assert owed, "never prompted"
+            for version, players in sorted(owed.items()):
+                for player in sorted(players):
+                    result = await store.ack(game, version, player)
+                    if result.released_gate is not None:
+                        release = Release(game=game, version=result.released_gate)
+                        await gm.on_release(release, Asker(SUBJECTS.release))
+
+    version, key = await prompted()
+    assert await store.pending(game)  # the prompt is owed: its gate is closed
+    began = now[0]
+    asker = Asker(SUBJECTS.timeout)
+    timeout = Timeout(game=game, version=version, key=key)
+    now[0] = began + timedelta(seconds=15)  # due, but nobody has seen the prompt yet
+    assert (await gm.on_timeout(timeout, asker))["result"] == "deferred"
+    now[0] = began + timedelta(seconds=100)  # the gate opens
+    await acknowledge_all(gm, store, game)
+    assert await store.stream_version(game) == version  # the game waits for the move
+    now[0] = began + timedelta(seconds=101)
+    answer = await gm.on_timeout(timeout, asker)
+    assert answer["result"] == "fired"
+    assert answer["ready"] == (began + timedelta(seconds=100)).timestamp()
+
+    # the next prompt, acknowledged at once: its gate held nothing back past the due time
+    version, key = await prompted()
+    began = now[0]
+    await acknowledge_all(gm, store, game)
+    assert await store.stream_version(game) == version
+    now[0] = began + timedelta(seconds=60)  # fifty seconds after it was due
+    answer = await gm.on_timeout(Timeout(game=game, version=version, key=key), asker)
+    assert answer["result"] == "fired"
+    assert answer["ready"] <= began.timestamp()

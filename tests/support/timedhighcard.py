@@ -13,7 +13,7 @@ from typing import Any
 
 from cardroom_engine import Deadline, Event
 from pydantic import Field
-from support.highcard import Config, HighCard, State
+from support.highcard import TURN_PROMPTED, Config, HighCard, State
 
 
 class TimedConfig(Config):
@@ -42,6 +42,25 @@ class TimedHighCard(HighCard):
         if self.deadline(state) is None or key != turn_key(state):
             return []
         return [{"type": "highcard.folded", "player": state.turn}]
+
+
+class EveryonePrompted(TimedHighCard):
+    """Its prompt told to every seat (the others get ``Prompted``), as a reaction window in
+    papas is opened to all: the gate that their acknowledgements hold can defer the prompt's
+    deadline. Not in ``GAMES``: a test that wants it registers it for itself."""
+
+    name = "everyoneprompted"
+    private_events: frozenset[str] = frozenset()
+
+    def audience(self, state: State, event: Event) -> tuple[str, ...] | None:
+        return None
+
+    def notify(self, before: State, event: Event, after: State) -> dict[str, Any]:
+        told = super().notify(before, event, after)
+        if event["type"] == TURN_PROMPTED:
+            others = {"type": "Prompted", "player": event["player"]}
+            return {p: told.get(p, others) for p in after.seats}
+        return told
 
 
 GAME = TimedHighCard()

@@ -4,17 +4,20 @@ evaluation skipped by a crash is found and made again."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from typing import Any
 
 import nats
+import pytest
 import sqlalchemy as sa
+from cardroom_engine import registry
 from cardroom_timers import ManualClock, Timers
 from cardroom_wire import Notification
 from support.players import check_stream, listener, replayed
 from support.stack import ServiceProcess, contiguous, wait_until
-from support.timedhighcard import turn_key
+from support.timedhighcard import EveryonePrompted, turn_key
 from support.timedstack import MakeStack, TimedStack
 
 
@@ -194,6 +197,59 @@ async def test_a_manual_clock_drives_the_turn_timeout(make_stack: MakeStack) -> 
     assert house[0].metadata["actor"] == "ann"
     assert house[0].version == version + 1
     assert not any(r.type == "table.away" for r in records)
+
+
+async def test_lateness_leaves_out_the_wait_for_a_closed_gate(
+    make_stack: MakeStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prompt's deadline falls due while a seat holds the prompt's gate: the timers are
+    answered ``deferred`` again and again until the seat acknowledges. The lateness they
+    report counts from the gate's opening, so it is well under that wait (counted from the
+    due time, it would be more than the wait itself)."""
+    game_type = EveryonePrompted()
+    monkeypatch.setitem(registry._games, game_type.name, game_type)  # for this test only
+    stack = await make_stack()
+    timers = stack.service(Timers)
+    assert isinstance(timers, Timers)
+    ann = listener(await stack.client("ann"))
+    ben = await stack.client("ben")
+    hold = asyncio.Event()
+
+    async def slow(note: Notification) -> None:  # the ack goes once this returns
+        if note.message.get("type") == "Prompted":
+            await hold.wait()
+
+    ben.on_notification(slow)
+    config = {"think": 0.2, "rounds": 1, "table": {"ack_timeout": 3600}}
+    game = await ann.client.create(game_type.name, config, seats=2)
+    await ben.join(game)
+    # each deferral is tried again after a growing pause (0.1, 0.2, ... 2 s, the timers'
+    # clock): eight of them are more than seven seconds of a closed gate past the due time
+    await wait_until(lambda: timers.results.get("deferred", 0) >= 8, timeout=60)
+    hold.set()
+    await wait_until(lambda: _finished(stack, game), timeout=30)
+
+    records = await stack.store.read_stream(game)
+    prompt = next(r for r in records if r.type == "highcard.turn_prompted")
+    async with stack.store.engine.connect() as conn:
+        opened = await conn.scalar(
+            sa.text("SELECT released_at FROM gates WHERE stream_id = :g AND version = :v"),
+            {"g": game, "v": prompt.version},
+        )
+    assert opened is not None
+    waited = (opened - prompt.recorded_at).total_seconds() - config["think"]
+    assert waited > 7
+    registry_ = timers.rt.metrics.registry
+    count = registry_.get_sample_value("cardroom_deadline_lateness_seconds_count")
+    late = registry_.get_sample_value("cardroom_deadline_lateness_seconds_sum")
+    applied = timers.results.get("fired", 0) + timers.results.get("nothing", 0)
+    assert count == applied >= 2  # ann's deadline, deferred; then ben's, never held
+    assert late is not None
+    assert late < waited - 1, (late, waited)  # what is left: the timers' own pauses
+
+
+async def _finished(stack: TimedStack, game: str) -> bool:
+    return any(r.type == "table.finished" for r in await stack.store.read_stream(game))
 
 
 async def _has_key_prefix(stack: TimedStack, game: str, prefix: str) -> bool:

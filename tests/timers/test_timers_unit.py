@@ -30,6 +30,7 @@ class Gamemaster:
 
     result: str = "fired"
     due: float | None = None  # with "later"
+    ready: float | None = None  # with "fired": when a gate held it back until
     asked: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     async def request(self, body: bytes, subject: str, timeout: float) -> Any:
@@ -37,6 +38,8 @@ class Gamemaster:
         answer: dict[str, Any] = {"ok": True, "result": self.result}
         if self.due is not None:
             answer["due"] = self.due
+        if self.ready is not None:
+            answer["ready"] = self.ready
         return SimpleNamespace(body=json.dumps(answer).encode())
 
 
@@ -145,6 +148,52 @@ async def test_a_deadline_answered_later_is_tried_again_when_it_says() -> None:
     await deadlines.settled(2)
     assert timers.results == {"later": 1, "fired": 1}
     assert await deadlines.next_due() is None
+
+
+def lateness(timers: Timers) -> tuple[float, float]:
+    """The lateness histogram's count and sum."""
+    registry = timers.rt.metrics.registry
+    name = "cardroom_deadline_lateness_seconds"
+    count = registry.get_sample_value(f"{name}_count")
+    total = registry.get_sample_value(f"{name}_sum")
+    assert count is not None
+    assert total is not None
+    return count, total
+
+
+async def test_lateness_counts_from_the_opening_of_the_gate_that_deferred_it() -> None:
+    """A deadline due while its gate is closed waits for the players, not for this service:
+    deferred for a minute, then applied 0.5 s after the gate opened, it was 0.5 s late."""
+    deadlines, gamemaster, timers, clock = await started()
+    due = clock.now() + timedelta(seconds=30)
+    gamemaster.result = "deferred"
+    clock.advance(31)
+    await timers.tick()
+    await deadlines.settled(1)
+    clock.advance(60)  # the gate stays closed; then it opens, and the retry comes
+    opened = clock.now()
+    clock.advance(0.5)
+    gamemaster.result, gamemaster.ready = "fired", opened.timestamp()
+    await timers.tick()
+    await deadlines.settled(2)
+    assert timers.results == {"deferred": 1, "fired": 1}
+    count, total = lateness(timers)
+    assert count == 1
+    assert abs(total - 0.5) < 1e-6, total
+    assert (clock.now() - due).total_seconds() > 60  # what it counted before: the deferral
+
+
+async def test_a_late_firing_counts_from_the_due_time() -> None:
+    """Applied 20 s after its due time with its gate open since before then (the ``ready``
+    the gamemaster names is earlier), a deadline was 20 s late: this service's delay."""
+    deadlines, gamemaster, timers, clock = await started()
+    gamemaster.ready = clock.now().timestamp()  # the gate opened before the due time
+    clock.advance(50)
+    await timers.tick()
+    await deadlines.settled(1)
+    count, total = lateness(timers)
+    assert count == 1
+    assert abs(total - 20) < 1e-6, total
 
 
 async def test_a_game_left_behind_is_reconciled() -> None:

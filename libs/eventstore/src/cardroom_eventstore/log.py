@@ -8,13 +8,14 @@ seen" skips none.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from .appends import NOTIFY_CHANNEL
 from .asyncengine import AsyncEngine
@@ -51,6 +52,15 @@ CROSS JOIN LATERAL (
   FROM events e WHERE e.stream_id = d.game AND e.version <= d.upto
   ORDER BY e.version
 ) AS h
+"""
+)
+
+#: Streams by type, of a list of any length (one array, not a parameter per stream)
+_STREAM_TYPES = text(
+    """
+SELECT stream_type, count(*) FROM streams
+WHERE stream_id = ANY(CAST(:ids AS text[]))
+GROUP BY stream_type
 """
 )
 
@@ -121,6 +131,14 @@ class Log:
                 select(streams.c.version).where(streams.c.stream_id == stream_id)
             )
         return 0 if version is None else int(version)
+
+    async def stream_types(self, stream_ids: Sequence[str]) -> dict[str, int]:
+        """The types of the streams ``stream_ids`` (a game's is its game type), each with how
+        many of them are of it; streams that do not exist are left out."""
+        params = {"ids": list(stream_ids)}
+        async with self._autocommit.connect() as conn:
+            rows = (await conn.execute(_STREAM_TYPES, params)).all()
+        return {str(t): int(n) for t, n in rows}
 
     async def behind(self, after_position: int, cap: int = 100_000) -> tuple[int, datetime | None]:
         """How far a follower at ``after_position`` is behind: the events committed after it

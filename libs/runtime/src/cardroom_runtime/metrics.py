@@ -37,7 +37,8 @@ histograms, base units, ``cardroom_`` prefix):
   measurement, every two seconds, of each follower's lag (itself, and every durable consumer
   of the events stream): ``cardroom_follower_lag_events{follower}`` and
   ``cardroom_follower_lag_seconds{follower}`` (the oldest unprocessed event's age); the
-  timers' ``cardroom_deadlines_total{result}`` and ``cardroom_deadline_lateness_seconds``;
+  timers' ``cardroom_deadlines_total{result}`` and ``cardroom_deadline_lateness_seconds``
+  (from the later of a deadline's due time and the opening of the gate that held it back);
 - the event store's, for this process: ``cardroom_appends_total``,
   ``cardroom_events_appended_total``, ``cardroom_append_group_size`` (appends per statement:
   the group commit), ``cardroom_postgres_connections_opened_total{pool}`` and

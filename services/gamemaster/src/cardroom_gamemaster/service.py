@@ -246,18 +246,25 @@ class Gamemaster(Service):
         nothing), ``stale`` (the game has moved past that version or key: ignored),
         ``deferred`` (the gate is closed: ask again shortly), or ``later`` with ``due`` (Unix
         seconds: a turn timeout counted from the opening of the gate after the turn began).
+        ``fired`` and ``nothing`` may name ``ready`` (Unix seconds): when the game could first
+        take the timeout, if a gate held it back (the timers count its lateness from the later
+        of that and its due time).
         """
         game, version, key = timeout.game, timeout.version, timeout.key
         logs.bind(game=game)
 
         async def fire(loaded: Loaded) -> dict[str, Any]:
-            result, due = await self.timeouts.fire(loaded, version, key, timeout.at)
+            fired = await self.timeouts.fire(loaded, version, key, timeout.at)
+            result = fired.result
             if result in ("fired", "nothing"):
                 await self.deadlines.mark_fired(game, key, version)
             await self.deadlines.now(loaded, force=result == "stale")
-            if due is not None:
-                return ok(result=result, version=loaded.state.version, due=due.timestamp())
-            return ok(result=result, version=loaded.state.version)
+            times = {
+                name: when.timestamp()
+                for name, when in (("due", fired.due), ("ready", fired.ready))
+                if when is not None
+            }
+            return ok(result=result, version=loaded.state.version, **times)
 
         return await self.sessions.run(game, fire, at=version)
 

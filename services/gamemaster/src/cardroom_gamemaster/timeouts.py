@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from cardroom_engine import steps
 from cardroom_engine.table import TURN_DEADLINE
@@ -25,39 +25,54 @@ from .session import Item, Loaded, Sessions
 log = logging.getLogger("cardroom.gamemaster")
 
 
+class Fired(NamedTuple):
+    """What a timeout did (:meth:`Timeouts.fire`): its ``result``, with ``later`` the time
+    it is due at, with ``fired`` or ``nothing`` when the game could first have taken it."""
+
+    result: str
+    due: datetime | None = None
+    ready: datetime | None = None
+
+
 class Timeouts:
     def __init__(self, sessions: Sessions) -> None:
         self.sessions = sessions
 
-    async def fire(
-        self, loaded: Loaded, version: int, key: str, at: float | None = None
-    ) -> tuple[str, datetime | None]:
+    async def fire(self, loaded: Loaded, version: int, key: str, at: float | None = None) -> Fired:
         """The deadline ``key`` of ``version`` is due (at ``at``, the timers' clock, Unix
         seconds): ``fired`` (it had its effect), ``nothing`` (it changed nothing), ``stale``
         (the game has moved past that version or key), ``deferred`` (the gate is closed:
         nobody has seen the last update yet) or ``later`` with the time it is due at (a turn
-        timeout whose players could act only once a gate opened after the turn began)."""
+        timeout whose players could act only once a gate opened after the turn began).
+
+        ``fired`` and ``nothing`` name when the game could first take it (``ready``): the
+        opening of its newest gate, for a turn timeout the turn's time counted from the
+        opening of the gate after the turn began, whichever is later (None for an ack
+        timeout, which waits for no gate, or while no gate of the game has opened). Its
+        lateness counts from its due time or from then, whichever is later: waiting for a
+        gate is the game's rule, not the timers' delay."""
         table, state = loaded.table, loaded.state
         if state.version != version:
-            return "stale", None
+            return Fired("stale")
         if key.startswith(ACKS):
-            return await self._acks(loaded, int(key.removeprefix(ACKS))), None
+            return Fired(await self._acks(loaded, int(key.removeprefix(ACKS))))
         wanted = {d.key: d for d in table.deadlines(state)}
         if key not in wanted:
-            return "stale", None
+            return Fired("stale")
         if not await self.sessions.gate_open(loaded):
-            return "deferred", None  # nobody has seen the last update yet: the game waits
-        if key.startswith(TURN_DEADLINE) and at is not None:
+            return Fired("deferred")  # nobody has seen the last update yet: the game waits
+        store = self.sessions.store_of(state.game_id)
+        ready = await store.opened_since(state.game_id, 0)  # the newest gate's opening
+        if key.startswith(TURN_DEADLINE) and ready is not None:
             # the players who must act could not act before the gate that followed the turn's
             # start opened: their clock runs from then (else a seat slow to acknowledge, within
             # its ack timeout, could have the house play another's whole turn)
-            opened = await self.sessions.store_of(state.game_id).opened_since(
-                state.game_id, wanted[key].since
-            )
+            opened = await store.opened_since(state.game_id, wanted[key].since)
             if opened is not None:
                 due = opened + timedelta(seconds=wanted[key].seconds)
-                if due.timestamp() > at:
-                    return "later", due
+                if at is not None and due.timestamp() > at:
+                    return Fired("later", due=due)
+                ready = max(ready, due)
         # a heavy game's timeout may be CPU work too (Macaua's audit deadline opens every
         # position the published keys open): off the loop, under the game's lock like decide
         if table.game.heavy:
@@ -71,9 +86,9 @@ class Timeouts:
                 meta |= {"actor": player, "house": True}
             items += [(e, meta) for e in events]
         if not items:
-            return "nothing", None
+            return Fired("nothing", ready=ready)
         await self.sessions.after(loaded, await self.sessions.append(loaded, items))
-        return "fired", None
+        return Fired("fired", ready=ready)
 
     async def _acks(self, loaded: Loaded, gate: int) -> str:
         """Everyone who still owes a gating ack of ``gate`` (or older) is marked away."""

@@ -9,9 +9,13 @@ read and written through :mod:`cardroom_eventstore.deadlines`):
   crash mid-request only delays a row by the lease) and sends the gamemaster
   ``<root>.internal.timeout`` ``{"game", "version", "key"}``;
 - on the answer ``fired`` or ``nothing`` marks the row fired (the gamemaster marks it too,
-  before it answers); ``stale`` means the game moved past that version (the gamemaster has
-  re-written the game's deadlines); ``deferred`` means the gate is closed (someone has not
-  seen the last update yet), so the row is tried again after a short, growing delay;
+  before it answers) and observes its lateness (``cardroom_deadline_lateness_seconds``),
+  counted from its due time or from the ``ready`` time the answer names (when a closed gate,
+  or a turn counted from a gate's opening, held it back), whichever is later: so it measures
+  this service's own delay, not the players' acknowledgements; ``stale`` means the game
+  moved past that version (the gamemaster has re-written the game's deadlines); ``deferred``
+  means the gate is closed (someone has not seen the last update yet), so the row is tried
+  again after a short, growing delay;
   ``later`` (a turn timeout, whose players could act only once a gate opened after the turn
   began) names when it is due, and the row is tried again then; no answer, and the lease
   runs out and the row is sent again;
@@ -84,7 +88,8 @@ class Timers(Service):
         )
         self._lateness = metrics.histogram(
             "cardroom_deadline_lateness_seconds",
-            "From a deadline's due time until the gamemaster applied it (fired or nothing)",
+            "From when a deadline could first fire (its due time, or the opening of the gate "
+            "that deferred it, whichever is later) until the gamemaster applied it",
         )
 
     def register(self) -> None:
@@ -181,13 +186,15 @@ class Timers(Service):
             log.debug("timeout %s: %s", due, result)
             self._count(result)
             try:
-                await self._settle(due, result, answer.get("due"))
+                await self._settle(due, result, answer.get("due"), answer.get("ready"))
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("recording the result of %s", due)
 
-    async def _settle(self, due: Due, result: str, later: object = None) -> None:
+    async def _settle(
+        self, due: Due, result: str, later: object = None, ready: object = None
+    ) -> None:
         if result == "later" and isinstance(later, int | float) and math.isfinite(later):
             # a turn counted from the gate's opening: tried again then (never sooner than a
             # short pause, whatever the answer says, so that a wrong one cannot spin)
@@ -207,10 +214,19 @@ class Timers(Service):
         self._deferrals.pop(due, None)
         if result in ("fired", "nothing"):
             if due.due_at is not None:
-                late = (self.clock.now() - due.due_at).total_seconds()
-                self._lateness.observe(max(late, 0.0))
+                self._lateness.observe(self.lateness(due.due_at, ready))
             await self.store_of(due.game).deadlines.mark_fired(due.game, due.key, due.version)
         # "stale": the gamemaster has re-written the game's deadlines already
+
+    def lateness(self, due_at: datetime, ready: object = None) -> float:
+        """Seconds this service took to apply a deadline: from when it could first fire
+        (``due_at``, or ``ready``, the Unix time the gamemaster says a closed gate or a turn
+        counted from a gate's opening held it back until, whichever is later) until now. The
+        time a gate deferred it is the game waiting for its players, not this service late."""
+        start = due_at
+        if isinstance(ready, int | float) and math.isfinite(ready):
+            start = max(start, datetime.fromtimestamp(ready, UTC))
+        return max((self.clock.now() - start).total_seconds(), 0.0)
 
     def _count(self, result: str) -> None:
         self.results[result] = self.results.get(result, 0) + 1
