@@ -232,6 +232,50 @@ async def test_deadlines_are_claimed_once_and_fired_once(es: Store) -> None:
     assert await deadlines.claim(t + timedelta(hours=1), t + timedelta(hours=2), 10) == []
 
 
+async def test_time_left_is_the_earliest_clock_of_the_kinds_asked_while_the_gate_is_open(
+    es: Store,
+) -> None:
+    await es.append(Append("g", "take5", 0, [ev(1)]))
+    deadlines = es.deadlines
+    wanted = [Wanted("turn:1", 30, 1), Wanted("game:w", 10, 1)]
+    await deadlines.write("g", 1, active=True, wanted=wanted, ack_timeout=5)
+    both = await deadlines.time_left("g", 1, kinds=["turn", "game"], gated="turn")
+    assert both is not None
+    assert 8 < both <= 10
+    turn = await deadlines.time_left("g", 1, kinds=["turn"], gated="turn")
+    assert turn is not None
+    assert 28 < turn <= 30
+    assert await deadlines.time_left("g", 2, kinds=["turn"], gated="turn") is None  # not now
+    # a held gate: no clock runs (and the ack timeout is never one, whatever is asked)
+    await es.append(Append("g", "take5", 1, [ev(2, "a")]))
+    held = [Wanted("turn:2", 30, 2)]
+    await deadlines.write("g", 2, active=True, wanted=held, ack_timeout=5)
+    kinds = ["turn", "game", "acks"]
+    assert await deadlines.time_left("g", 2, kinds=kinds, gated="turn") is None
+    await es.ack("g", 2, "a")
+    opened = await deadlines.time_left("g", 2, kinds=kinds, gated="turn")
+    assert opened is not None
+    assert 28 < opened <= 30
+    # deadlines not written for the stream's version may be a past turn's
+    await es.append(Append("g", "take5", 2, [ev(3)]))
+    assert await deadlines.time_left("g", 2, kinds=kinds, gated="turn") is None
+    assert await deadlines.time_left("g", 3, kinds=kinds, gated="turn") is None
+
+
+async def test_a_turn_runs_from_the_opening_of_the_gate_after_it() -> None:
+    clock = [datetime(2030, 1, 1, tzinfo=UTC)]
+    es = InMemoryEventStore(now=lambda: clock[0])
+    await es.append(Append("g", "take5", 0, [ev(1, "a")]))
+    clock[0] += timedelta(seconds=8)  # the gate opens 8 s after the turn's event
+    await es.ack("g", 1, "a")
+    await es.deadlines.write("g", 1, active=True, wanted=[Wanted("turn:1", 30, 1)], ack_timeout=5)
+    clock[0] += timedelta(seconds=2)
+    left = await es.deadlines.time_left("g", 1, kinds=["turn"], gated="turn")
+    assert left == 28
+    game = await es.deadlines.time_left("g", 1, kinds=["game"], gated="turn")
+    assert game is None
+
+
 async def test_deadlines_follow_the_gates_and_never_go_back(es: Store) -> None:
     created = await es.append(Append("g", "take5", 0, [ev(1, "a")]))
     t = created[0].recorded_at

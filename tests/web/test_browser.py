@@ -160,6 +160,39 @@ async def test_take5_with_bots_a_reload_and_a_spectator(people: People) -> None:
     await carol.shot("take5-spectator-over")
 
 
+async def turn_seconds_left(page: Page) -> int:
+    """The seconds the turn banner's countdown shows ("N s left")."""
+    text = await page.locator(".turn-banner .countdown").inner_text(timeout=MOVE_WAIT_MS)
+    found = re.fullmatch(r"(\d+) s left", text)
+    assert found, text
+    return int(found.group(1))
+
+
+async def test_a_reload_mid_turn_shows_the_time_the_turn_has_left(people: People) -> None:
+    """take5's own turn clock (its turn_timeout, 30 s): the page reloaded a while into
+    Alice's turn counts from what the server says is left, not from the full time again."""
+    alice = await people()
+    await alice.sign_in("Alice")
+    await create_table(alice, "take5", seats=3, bots=2, options={"turn_timeout": "30"})
+    await alice.page.locator(".your-turn").wait_for(timeout=MOVE_WAIT_MS)
+    # the turn's clock runs down a few seconds (the page's own count while it stays open)
+    await alice.page.wait_for_function(
+        """() => {
+            const node = document.querySelector(".turn-banner .countdown");
+            const left = node && /^(\\d+) s left$/.exec(node.textContent);
+            return left && Number(left[1]) <= 24;
+        }""",
+        timeout=MOVE_WAIT_MS,
+    )
+    before = await turn_seconds_left(alice.page)
+    await alice.page.reload()
+    await alice.page.locator(".your-turn").wait_for(timeout=MOVE_WAIT_MS)
+    after = await turn_seconds_left(alice.page)
+    await alice.shot("take5-reloaded-mid-turn")
+    assert 0 < after <= before, (before, after)
+    assert after < 30
+
+
 async def alone_with_bots(
     people: People, game_type: str, *, seats: int, options: dict[str, str], shots: str
 ) -> Person:

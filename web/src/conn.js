@@ -275,7 +275,7 @@ class Feed {
         if (item.syncEnd !== undefined) {
           this.syncing = false;
           this.lastSeq = Math.max(this.lastSeq, item.syncEnd);
-          if (item.reply) this.handlers.synced?.(item.reply);
+          if (item.reply) this.handlers.synced?.(item.reply, item.received);
           await this._drainHeld();
           continue;
         }
@@ -358,8 +358,11 @@ class Feed {
       `${this.player.root}.sync.${this.game}.${this.player.player}`,
       { type: "sync" },
     );
+    // when it came: a clock the reply tells (turn_due_in_ms) runs from then, not from when
+    // the notifications listed before it have been shown
+    const received = Date.now();
     for (const note of reply.notifications || []) this.push(note);
-    this.push({ syncEnd: reply.last_seq || 0, reply });
+    this.push({ syncEnd: reply.last_seq || 0, reply, received });
     return reply;
   }
 

@@ -464,7 +464,7 @@ class TablePage {
     this.feed = state.player.follow(this.game, {
       verify: (note) => (this.seat ? this.seat.verify(note) : null),
       show: (note) => this.show(note),
-      synced: (reply) => this.synced(reply),
+      synced: (reply, received) => this.synced(reply, received),
       error: (exc) => toast(explain(exc)),
     });
     if (this.summary.status === "lobby") {
@@ -538,7 +538,7 @@ class TablePage {
     setTimeout(() => this.act(() => seat.automatic(asked)), 0);
   }
 
-  synced(reply) {
+  synced(reply, received = Date.now()) {
     // a projector still catching up answers from an older version: what was shown stands
     if (reply.version < this.version) {
       this.asked = false; // the next notification asks again
@@ -547,6 +547,13 @@ class TablePage {
     this.version = reply.version;
     this.view = reply.view;
     this.actions = reply.actions || [];
+    if (typeof reply.turn_due_in_ms === "number" && this.actions.length) {
+      // the server's count of the turn (a reload, a new tab, a resync): counted from when
+      // this page saw the prompt, a reloaded page would show the full time again. A reply
+      // without it leaves the page's own count
+      this.actionsAt = received;
+      deadlines.set(`turn-${received}`, received + reply.turn_due_in_ms);
+    }
     if (reply.view?.status === "finished") this.outcome = reply.view.outcome;
     if (this.summary && reply.view?.status) this.summary = { ...this.summary, status: reply.view.status };
     this.render();

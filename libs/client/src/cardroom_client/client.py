@@ -562,7 +562,9 @@ class Client:
             delay = min(delay * 2, 0.25)
 
     async def sync(self, game: str) -> SyncReply:
-        """Ask for the view and every unacknowledged notification, and process them."""
+        """Ask for the view and every unacknowledged notification, and process them. The
+        reply's ``turn_due_in_ms`` is how long the turn has left, counted when the server
+        answered (None when no turn clock runs; docs/protocol.md, "Sync")."""
         raw = await self.request(
             self.subjects.sync(game, self.player), {"type": "sync"}, idempotent=True
         )

@@ -52,6 +52,10 @@ class DeadlineStore(Protocol):
 
     async def lagging(self, cutoff: datetime, limit: int) -> list[str]: ...
 
+    async def time_left(
+        self, game: str, version: int, *, kinds: Sequence[str], gated: str
+    ) -> float | None: ...
+
 
 class Store(Protocol):
     """Appends, the log, gates, command replies, checkpoints, deadlines, the read models'

@@ -563,6 +563,34 @@ class InMemoryDeadlines:
         if row is not None and row.version == due.version and row.fired_at is None:
             row.claimed_until = at
 
+    async def time_left(
+        self, game: str, version: int, *, kinds: Sequence[str], gated: str
+    ) -> float | None:
+        store = self._store
+        stream = store._streams.get(game)
+        if (
+            self._versions.get(game) != (version, True)
+            or stream is None
+            or stream.version != version
+            or not store._open(game)
+        ):
+            return None
+        events = {e.version: e for e in store._by_stream.get(game, [])}
+        due: list[datetime] = []
+        for (g, key), row in self._rows.items():
+            kind, _, rest = key.partition(":")
+            if g != game or row.fired_at is not None or key.startswith(ACKS) or kind not in kinds:
+                continue
+            at = row.due_at
+            if kind == gated and rest.isdigit() and int(rest) in events:
+                # a turn runs from the opening of the newest gate at or after its event
+                since = int(rest)
+                opened = await store.opened_since(game, since)
+                if opened is not None and opened > events[since].recorded_at:
+                    at += opened - events[since].recorded_at
+            due.append(at)
+        return min(due).timestamp() - store.now().timestamp() if due else None
+
     async def lagging(self, cutoff: datetime, limit: int) -> list[str]:
         streams = self._store._streams
         found = sorted(

@@ -301,6 +301,17 @@ class SyncReply(BaseModel):
     actions: list[dict[str, Any]] = Field(default_factory=list)
     notifications: list[Notification] = Field(default_factory=list)
     last_seq: int = 0
+    turn_due_in_ms: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "milliseconds left, counted when the server answered, before the game moves by"
+            " itself: the house plays for whoever must act (the table's turn_timeout) or the"
+            " game's own deadline passes, whichever is first; the same for every seat. null:"
+            " no such clock runs or is known yet, a gate is held (the turn has not started),"
+            " or the game's own deadline in a game that tells some events to some seats only"
+        ),
+    )
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cardroom_engine import TABLE_PREFIX, Event, Table, TableState, numbering, registry
+from cardroom_engine.table import GAME_DEADLINE, TURN_DEADLINE
 from cardroom_eventstore import TO, EventStore, readmodels
 from cardroom_eventstore.readmodels import SPECTATOR, StoredNotification, StoredView
 from cardroom_runtime.host import Asker, Service, ensure_events_stream, storage_unavailable
@@ -58,6 +59,8 @@ log = logging.getLogger("cardroom.projector")
 
 CACHE_SIZE = 10_000
 ACK_WAIT = 5.0  # seconds before JetStream redelivers an event nobody acknowledged
+TURN_KIND = TURN_DEADLINE.removesuffix(":")  # the kinds of deadline a sync tells the time of
+GAME_KIND = GAME_DEADLINE.removesuffix(":")
 LINGER = 0.01  # seconds a batch waits for more events after its first
 BATCH = 256  # events per batch (and in flight from JetStream at once)
 
@@ -485,7 +488,7 @@ class Projector(Service):
         (``<root>.sync.<game>.<player>``; the body is exactly ``{"type": "sync"}``)."""
         game, player = asker.seat
         store = self.store_of(game)
-        await self._catch_up(store, game)
+        caught = await self._catch_up(store, game)
         found = await store.view(game, player)
         if found is None:
             version = await store.stream_version(game)
@@ -500,6 +503,7 @@ class Projector(Service):
         version, view, actions, last_seq = found[2:]
         pending = await store.pending_for_player(game, player)
         notes = await store.notifications_for_versions(game, player, pending)
+        left = await self._turn_left(store, game, caught, view)
         reply = SyncReply(
             game=game,
             player=player,
@@ -508,19 +512,40 @@ class Projector(Service):
             actions=actions,
             notifications=[Notification.model_validate(n.payload) for n in notes],
             last_seq=last_seq,
+            turn_due_in_ms=left,
         )
         return reply.model_dump(mode="json")
 
-    async def _catch_up(self, store: EventStore, game: str) -> None:
+    async def _turn_left(
+        self, store: EventStore, game: str, version: int, view: dict[str, Any]
+    ) -> int | None:
+        """The milliseconds left on the game's clocks (``SyncReply.turn_due_in_ms``), the
+        same for every seat: the table's turn timeout, which runs from events every seat
+        counts and the opening of a gate (which every seat's own commands tell it), and the
+        game's own deadline unless the game tells some events to some seats only (its due
+        time is counted from the version it was first written at, which may be such an
+        event). Only while the stream is still at ``version``, the one the view was caught
+        up to: else the clock may be another turn's than the view's."""
+        if view.get("status") != "playing":
+            return None
+        game_type = view.get("game_type")
+        private = game_type not in registry or registry.get(str(game_type)).private_events
+        kinds = [TURN_KIND] if private else [TURN_KIND, GAME_KIND]
+        left = await store.deadlines.time_left(game, version, kinds=kinds, gated=TURN_KIND)
+        return None if left is None else max(0, int(left * 1000))
+
+    async def _catch_up(self, store: EventStore, game: str) -> int:
         """Project what the game's stream holds beyond this projection before a sync is
         answered: the gamemaster tells players at once and the events reach this projector
         a moment later, so a sync answered from what it had could be older than a
-        notification the player already has (the last one of a game, typically)."""
+        notification the player already has (the last one of a game, typically). Returns
+        the stream's version, which the views are at least at now."""
         version = await store.stream_version(game)
         done = await store.checkpoint(checkpoint_name(game))
         if 0 < done < version:
             records = await store.read_stream(game, done + 1, version)
             await self.handle_many([record_of(r) for r in records])
+        return version
 
 
 def _named(record: dict[str, Any]) -> str:
