@@ -52,7 +52,9 @@ def test_deadlines_name_the_game_deadline_and_the_turn_timeout() -> None:
     assert table.movers(state) == ["a"]
     keys = {d.key: d for d in table.deadlines(state)}
     assert keys["game:turn:1:0"].seconds == 4
-    assert keys["game:turn:1:0"].since == state.version
+    # both dated by the last event every seat was told of, never by the private prompt
+    assert state.moved_at < state.version
+    assert keys["game:turn:1:0"].since == state.moved_at
     turn = keys[f"turn:{state.moved_at}"]
     assert (turn.seconds, turn.since) == (9, state.moved_at)
     # the game's deadline fires its on_timeout; the turn timeout lets the house play

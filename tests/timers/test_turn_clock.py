@@ -13,6 +13,7 @@ from typing import Any
 import sqlalchemy as sa
 from cardroom_client import Client
 from cardroom_wire import Notification, SyncReply
+from support.highcard import TURN_PROMPTED
 from support.players import Seat, listener
 from support.stack import wait_until
 from support.timedstack import TimedStack
@@ -204,12 +205,13 @@ async def test_a_turn_held_by_a_slow_acknowledgement_runs_from_the_gates_opening
     assert left > (TURN - 2) * 1000
 
 
-async def test_a_game_deadline_that_may_start_at_a_private_event_is_not_told(
+async def test_a_game_deadline_begun_by_a_private_event_dates_only_a_public_one(
     timed_stack: TimedStack,
 ) -> None:
-    """timedhighcard's own deadline starts at the prompt, an event told to the player to move
-    only: its due time would tell the others when that came. A sync tells none of it (with
-    no table turn timeout, nothing)."""
+    """timedhighcard's own deadline begins at the prompt, an event told to the player to
+    move only. Counted from it, the moment it fires (and a sync's count) would tell the
+    others when the prompt came; it counts from the last event every seat was told of, and
+    every seat's sync tells the same time."""
     stack = timed_stack
     ann, ben = [listener(await stack.client(p)) for p in ("ann", "ben")]
     config: dict[str, Any] = {"rounds": 1, "think": 60, "table": {"ack_timeout": 3600}}
@@ -221,5 +223,26 @@ async def test_a_game_deadline_that_may_start_at_a_private_event_is_not_told(
 
     await wait_until(game_deadline_written)
     await wait_until(lambda: _gate_open(stack, game))
-    for seat in (ann, ben):
-        assert (await _sync(seat, game)).turn_due_in_ms is None
+    async with stack.store.engine.connect() as conn:
+        dated = await conn.scalar(
+            sa.text(
+                """
+SELECT e.type FROM deadlines d JOIN events e ON e.stream_id = d.game_id
+ AND e.recorded_at = d.due_at - make_interval(secs => 60)
+WHERE d.game_id = :g AND d.key LIKE 'game:%'
+"""
+            ),
+            {"g": game},
+        )
+        types = await conn.scalars(
+            sa.text("SELECT type FROM events WHERE stream_id = :g ORDER BY version"), {"g": game}
+        )
+        assert TURN_PROMPTED in list(types)
+    assert dated is not None  # an event's time, plus the 60 s to think
+    assert dated != TURN_PROMPTED
+    before = time.monotonic()
+    told = [(await _sync(seat, game)).turn_due_in_ms for seat in (ann, ben)]
+    between = (time.monotonic() - before) * 1000
+    assert None not in told, told
+    assert 0 < told[0] <= 60_000
+    assert abs(told[0] - told[1]) <= between + 50, told  # (the server's rounding)

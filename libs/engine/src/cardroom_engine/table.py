@@ -139,7 +139,9 @@ class TableDeadline:
 
     ``key`` names it (``game:<the game's key>`` or ``turn:<version>``); a deadline whose key
     is still wanted after a later event keeps its first due time (so a reaction window does
-    not grow with every pass).
+    not grow with every pass). ``since`` is always an event every seat was told of (the
+    table's ``moved_at``): were it one told to some seats only, the moment the deadline
+    fires would tell the others when that event happened.
     """
 
     key: str
@@ -161,7 +163,7 @@ class TableState:
     outcome: dict[str, Any] | None = None
     options: TableOptions = field(default_factory=TableOptions)
     away: tuple[str, ...] = ()
-    moved_at: int = 0  # the version of the last event that was not a presence change
+    moved_at: int = 0  # the last event neither a presence change nor told to some seats only
     keys: Mapping[str, str] = field(default_factory=dict)
     """The verify keys the seats joined with (``{player: key}``; a seat that named none, as
     every seat of a table older than keys, is absent)."""
@@ -392,7 +394,10 @@ class Table:
         found: list[TableDeadline] = []
         own = self.game.deadline(state.game)
         if own is not None:
-            found.append(TableDeadline(GAME_DEADLINE + own.key, own.seconds, state.version))
+            # from the last event that moved the game and every seat was told of (it is first
+            # written a moment later, at whatever version then): a deadline a private event
+            # began counts from the public one before it, and ends that much sooner
+            found.append(TableDeadline(GAME_DEADLINE + own.key, own.seconds, state.moved_at))
         turn = state.options.turn_timeout
         if turn is not None and self.movers(state):
             found.append(TableDeadline(f"{TURN_DEADLINE}{state.moved_at}", turn, state.moved_at))

@@ -167,8 +167,10 @@ WHERE game_id = CAST(:game AS text) AND key = CAST(:key AS text)
 )
 
 # The time left on a game's clocks, on the database's clock: only while its deadlines were
-# written for the stream's version (else they may be a past turn's) and no gating ack is owed
-# (a turn runs from the opening of the gate, and a game deadline waits for it). A deadline of
+# written at or after the last event every seat was told of that moved the game (else they
+# may be a past turn's; a version told to some seats only must not count, or a seat would
+# see the answer change when it happened) and no gating ack is owed (a turn runs from the
+# opening of the gate, and a game deadline waits for it). A deadline of
 # the gated kind runs from the later of its event and the opening of the newest gate at or
 # after it, as the gamemaster fires it (a ``later`` answer); the ack timeout is never read.
 _LEFT = text(
@@ -181,12 +183,11 @@ SELECT EXTRACT(EPOCH FROM min(
     ELSE d.due_at END
 ) - clock_timestamp())
 FROM deadline_versions v
-JOIN streams s ON s.stream_id = v.game_id AND s.version = v.version
 JOIN deadlines d ON d.game_id = v.game_id
 LEFT JOIN events e ON e.stream_id = d.game_id AND e.version = CASE
     WHEN split_part(d.key, ':', 1) = CAST(:gated AS text) AND d.key ~ '^[a-z]+:[0-9]{{1,9}}$'
     THEN CAST(split_part(d.key, ':', 2) AS integer) END
-WHERE v.game_id = CAST(:game AS text) AND v.active AND v.version = CAST(:version AS integer)
+WHERE v.game_id = CAST(:game AS text) AND v.active AND v.version >= CAST(:since AS integer)
   AND d.fired_at IS NULL AND NOT starts_with(d.key, '{ACKS}')
   AND split_part(d.key, ':', 1) = ANY(CAST(:kinds AS text[]))
   AND NOT EXISTS (
@@ -277,15 +278,16 @@ class Deadlines(DeadlineWriter):
             await conn.execute(_RETRY_AT, params)
 
     async def time_left(
-        self, game: str, version: int, *, kinds: Sequence[str], gated: str
+        self, game: str, since: int, *, kinds: Sequence[str], gated: str
     ) -> float | None:
         """Seconds (the database's clock; negative once past) until the earliest unfired
         deadline of ``game`` of one of ``kinds`` (a key's part before its first ``:``) is due,
-        while the game is at ``version``, its deadlines were written for it and its gate is
-        open; else None. A deadline of kind ``gated`` (``turn:<version>``) runs from the
-        later of its event and the opening of the newest gate at or after it. Never the ack
-        timeout's: when a seat will be marked away is nobody else's to know."""
-        params = {"game": game, "version": version, "kinds": list(kinds), "gated": gated}
+        while its deadlines were written at version ``since`` or later (``since``: the last
+        event every seat was told of that moved the game, the table's ``moved_at``) and its
+        gate is open; else None. A deadline of kind ``gated`` (``turn:<version>``) runs from
+        the later of its event and the opening of the newest gate at or after it. Never the
+        ack timeout's: when a seat will be marked away is nobody else's to know."""
+        params = {"game": game, "since": since, "kinds": list(kinds), "gated": gated}
         async with self._engine.connect() as conn:
             left = await conn.scalar(_LEFT, params)
         return None if left is None else float(left)

@@ -53,7 +53,7 @@ class DeadlineStore(Protocol):
     async def lagging(self, cutoff: datetime, limit: int) -> list[str]: ...
 
     async def time_left(
-        self, game: str, version: int, *, kinds: Sequence[str], gated: str
+        self, game: str, since: int, *, kinds: Sequence[str], gated: str
     ) -> float | None: ...
 
 

@@ -564,16 +564,11 @@ class InMemoryDeadlines:
             row.claimed_until = at
 
     async def time_left(
-        self, game: str, version: int, *, kinds: Sequence[str], gated: str
+        self, game: str, since: int, *, kinds: Sequence[str], gated: str
     ) -> float | None:
         store = self._store
-        stream = store._streams.get(game)
-        if (
-            self._versions.get(game) != (version, True)
-            or stream is None
-            or stream.version != version
-            or not store._open(game)
-        ):
+        written, active = self._versions.get(game, (0, False))
+        if not active or written < since or game not in store._streams or not store._open(game):
             return None
         events = {e.version: e for e in store._by_stream.get(game, [])}
         due: list[datetime] = []

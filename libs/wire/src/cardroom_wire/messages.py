@@ -308,8 +308,8 @@ class SyncReply(BaseModel):
             "milliseconds left, counted when the server answered, before the game moves by"
             " itself: the house plays for whoever must act (the table's turn_timeout) or the"
             " game's own deadline passes, whichever is first; the same for every seat. null:"
-            " no such clock runs or is known yet, a gate is held (the turn has not started),"
-            " or the game's own deadline in a game that tells some events to some seats only"
+            " no such clock runs or is known yet, or a gate is held (the turn has not"
+            " started)"
         ),
     )
 

@@ -520,19 +520,30 @@ class Projector(Service):
         self, store: EventStore, game: str, version: int, view: dict[str, Any]
     ) -> int | None:
         """The milliseconds left on the game's clocks (``SyncReply.turn_due_in_ms``), the
-        same for every seat: the table's turn timeout, which runs from events every seat
-        counts and the opening of a gate (which every seat's own commands tell it), and the
-        game's own deadline unless the game tells some events to some seats only (its due
-        time is counted from the version it was first written at, which may be such an
-        event). Only while the stream is still at ``version``, the one the view was caught
-        up to: else the clock may be another turn's than the view's."""
+        same for every seat: the table's turn timeout and the game's own deadline, both
+        counted from events every seat was told of (the table's ``moved_at``) and the opening
+        of a gate (which every seat's own commands tell it). Read from the deadlines written
+        at or after that event, so an event told to some seats only changes no seat's answer
+        (nor a moment after it, before the deadlines are written again)."""
         if view.get("status") != "playing":
             return None
-        game_type = view.get("game_type")
-        private = game_type not in registry or registry.get(str(game_type)).private_events
-        kinds = [TURN_KIND] if private else [TURN_KIND, GAME_KIND]
-        left = await store.deadlines.time_left(game, version, kinds=kinds, gated=TURN_KIND)
+        since = await self._moved_at(store, game, version)
+        if since is None:
+            return None
+        kinds = [TURN_KIND, GAME_KIND]
+        left = await store.deadlines.time_left(game, since, kinds=kinds, gated=TURN_KIND)
         return None if left is None else max(0, int(left * 1000))
+
+    async def _moved_at(self, store: EventStore, game: str, version: int) -> int | None:
+        """The table's ``moved_at`` at ``version``: this projection's, else the log's fold."""
+        proj = self._cache.get(game)
+        if proj is not None and proj.state.version == version:
+            return proj.state.moved_at
+        records = await store.read_stream(game, 1, version)
+        if not records or records[0].stream_type not in registry:
+            return None
+        table = Table(registry.get(records[0].stream_type))
+        return table.replay([{**r.data, "type": r.type} for r in records]).moved_at
 
     async def _catch_up(self, store: EventStore, game: str) -> int:
         """Project what the game's stream holds beyond this projection before a sync is
