@@ -231,7 +231,7 @@ async def test_sixtysix_second_generation_with_a_bot_added_at_the_table(people: 
     await play(alice)
     places = await ranking(alice.page)
     assert ranked(places) == 2, places
-    assert any("(random)" in place for place in places), places
+    assert any("random bot" in place for place in places), places
     await alice.shot("sixtysix-v2-over")
 
 
@@ -265,6 +265,50 @@ async def test_sixtysix_first_generation_two_people_one_closes_the_tab(people: P
     assert any("is away" in line for line in await log_lines(alice.page))
     assert ranked(await ranking(alice.page)) == 2
     await alice.shot("sixtysix-v1-over")
+
+
+NAMES = """nodes => nodes.map((n) => [n.textContent, n.getAttribute("title")])"""
+LABEL = re.compile(r"[A-Z][a-z]+ [A-Z][a-z]+")  # another seat's label: two words
+
+
+async def test_seats_are_named_you_a_bot_by_its_kind_and_others_alike_on_every_page(
+    people: People,
+) -> None:
+    """Alice seats two heuristic bots and Bob joins: Alice's page names the bots by their
+    kind and Bob by a short label; Bob's page, which was not told the bots are bots, names
+    them and Alice by labels too, the same Carol's lobby shows; every name keeps its id in
+    its title."""
+    alice, bob, carol = await people(), await people(), await people()
+    await alice.sign_in("Alice")
+    await bob.sign_in("Bob")
+    game = await create_table(alice, "take5", seats=4, bots=2)
+    await bob.page.locator(f'.table-row[data-game="{game}"] button.join').click()
+    chips = ".take5 .players .chip .who"
+    await alice.page.locator(chips).first.wait_for(timeout=MOVE_WAIT_MS)
+    await bob.page.locator(chips).first.wait_for(timeout=MOVE_WAIT_MS)
+    ids = {alice: await me(alice), bob: await me(bob)}
+    seen_by_alice = {t: n for n, t in await alice.page.locator(chips).evaluate_all(NAMES)}
+    seen_by_bob = {t: n for n, t in await bob.page.locator(chips).evaluate_all(NAMES)}
+    assert len(seen_by_alice) == len(seen_by_bob) == 4  # every chip titled by a seat's id
+    assert set(seen_by_alice) == set(seen_by_bob)
+    bots = set(seen_by_alice) - set(ids.values())
+    assert seen_by_alice[ids[alice]] == "Alice (you)"
+    assert sorted(seen_by_alice[b] for b in bots) == ["heuristic bot", "heuristic bot 2"]
+    assert LABEL.fullmatch(seen_by_alice[ids[bob]]), seen_by_alice
+    assert seen_by_bob[ids[bob]] == "Bob (you)"
+    # Bob's page does not know Alice's bots are bots: no guess, a label each
+    others = [seen_by_bob[p] for p in (ids[alice], *bots)]
+    assert all(LABEL.fullmatch(name) for name in others), seen_by_bob
+    assert len(set(others)) == 3
+    # a third page names the seats as Bob's does (Alice as her label)
+    await carol.sign_in("Carol")
+    row = carol.page.locator(f'.table-row[data-game="{game}"] .seats-line .name')
+    await row.first.wait_for()
+    in_lobby = {title: name for name, title in await row.evaluate_all(NAMES)}
+    assert in_lobby[ids[alice]] == seen_by_bob[ids[alice]]
+    assert in_lobby[ids[bob]] == seen_by_alice[ids[bob]]
+    await alice.shot("names-alice")
+    await bob.shot("names-bob")
 
 
 async def test_papas_with_bots_and_a_reaction_countdown(people: People) -> None:

@@ -351,3 +351,73 @@ async def test_a_take5_card_played_is_marked_until_every_seat_has_played(
     await alice.page.locator(".take5 .hand .card.sent").wait_for(
         state="detached", timeout=MOVE_WAIT_MS
     )
+
+
+async def test_a_halt_in_this_seats_name_that_its_page_signed_through_blames_the_server(
+    people: People, web_stack: WebStack, nats_url: str
+) -> None:
+    """A Macaua table halted in Alice's name while her page signed every transition (the
+    page is sent such a halt, as a lying server would send it): her copy refuses it
+    (``false_halt``) and the page says the server halted the table in her name though her
+    page signed everything, never that she rejected a transition."""
+    alice = await people()
+    await alice.sign_in("Alice")
+    player = await me(alice)
+    game = await create_table(alice, "macaua", seats=2, bots=1)
+    # her turn to play: the table waits for her, so nothing else reaches the page meanwhile
+    await alice.page.locator(".your-turn").wait_for(timeout=MOVE_WAIT_MS)
+    await alice.page.locator(".macaua button.action").first.wait_for(timeout=MOVE_WAIT_MS)
+    synced = await sync_view(nats_url, web_stack, player, game)
+    version = synced["version"]
+    halted = {
+        "player": player,
+        "version": version,
+        "blame": player,
+        "claim": None,
+        "code": "bad_signature",
+        "reason": "the acknowledgement's signature does not verify",
+        "evidence": {},
+    }
+    message = {
+        "type": "MacauaUpdate",
+        "event": "rejected",
+        "seq": 999,
+        "phase": "over",
+        "waiting": [],
+        "player": player,
+        "transition": {"type": "macaua.rejected", **halted},
+        "rejected": halted,
+    }
+    note = {"seq": synced["last_seq"] + 1, "version": version + 1, "message": message}
+    await send_notification(nats_url, web_stack, player, game, note)
+    refusal = alice.page.locator(".macaua .error.refusal")
+    await refusal.wait_for(timeout=MOVE_WAIT_MS)
+    assert "server halted the table in your name" in await refusal.inner_text()
+    assert "this page signed every transition" in await refusal.inner_text()
+    line = (await alice.page.locator(".log li").all_inner_texts())[-1]
+    assert line == (
+        "The server halted the table in your name (bad_signature), though this page signed "
+        "every transition: the server is at fault. It ranks you last."
+    )
+    assert "rejected a transition" not in await alice.page.locator(".board").inner_text()
+
+
+async def test_the_lobby_forgets_a_kept_macaua_seat_whose_table_is_gone(
+    people: People,
+) -> None:
+    """A Macaua seat this tab kept at a table the server no longer knows (a game that never
+    ended here, its table gone) is forgotten once the lobby learns so; a seat at a table
+    still open stays."""
+    alice = await people()
+    await alice.sign_in("Alice")
+    prefix = f"cardroom.macaua.{await root(alice)}.{await me(alice)}."
+    game = await create_table(alice, "macaua", seats=3, bots=0)  # waits for players
+    await alice.page.locator(".lobby-board").wait_for()
+    gone = f"{prefix}{game[:-4]}zzzz"
+    await alice.page.evaluate("key => sessionStorage.setItem(key, '{}')", gone)
+    await alice.page.goto(f"{alice.url}#/")
+    await alice.page.wait_for_function(
+        "key => sessionStorage.getItem(key) === null", arg=gone, timeout=MOVE_WAIT_MS
+    )
+    kept = await alice.page.evaluate("key => sessionStorage.getItem(key)", f"{prefix}{game}")
+    assert kept is not None

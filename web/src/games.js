@@ -50,6 +50,8 @@ function take5Card(card, extra = {}) {
 const cardText = (card) => `${card.face}${card.bull > 1 ? ` (${card.bull} bulls)` : ""}`;
 // "1 card", "2 cards"
 const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+// "5", "5 and 7", "5, 6 and 7"
+const listed = (items) => (items.length > 1 ? `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}` : `${items[0] ?? ""}`);
 
 const take5 = {
   // seat index -> player id, from the state's `ids`
@@ -354,55 +356,138 @@ const sixtysix = {
     const state = ctx.view?.state || {};
     const players = state.players || ctx.seats;
     const me = state.playerIndex ?? players.indexOf(ctx.me);
-    const who = (i) => (i === me ? "You" : players[i] ? ctx.label(players[i]) : `player ${i + 1}`);
-    const cards = (idx) => (idx || []).map((i) => i + 1).join(" & ");
+    const mine = (i) => i === me;
+    const name = (i) => (players[i] ? ctx.label(players[i]) : `player ${i + 1}`);
+    // the seat as a sentence's subject, its owner, or one of a list
+    const who = (i) => (mine(i) ? "You" : name(i));
+    const whom = (i) => (mine(i) ? "you" : name(i));
+    const whose = (i) => (mine(i) ? "your" : `${name(i)}'s`);
+    const own = (i) => (mine(i) ? "your" : "their");
+    const does = (i, verb) => `${who(i)} ${mine(i) ? verb : `${verb.replace(/(s|sh|ch|x)$/, "$1e")}s`}`;
+    const cards = (idx) => `card${idx.length === 1 ? "" : "s"} ${listed(idx.map((i) => i + 1))}`;
+    const scores = (list) => list.map((score, i) => `${whom(i)} ${score}`).join(", ");
+    const turn = (i) => (mine(i) ? "your turn" : `${name(i)}'s turn`);
+    const left = (n) => (n == null ? "" : n === 1 ? " (the last turn of the round)" : ` (${n} turns left in the round)`);
+    const dealt = (sizes) => (sizes.every((n) => n === sizes[0]) ? `${count(sizes[0], "card")} each` : `${sizes.join("/")} cards`);
+    const pile = (value) => (value == null ? "the discard pile is empty" : `${value} is on the discard pile`);
+    const stop = (i) => `${does(i, "call")} stop: everyone else has one more turn.`;
+    const replaced = (player, idx, fromDeck, top) =>
+      `${does(player, "replace")} ${own(player)} ${cards(idx)} with ${fromDeck ? "a card from the deck" : "the top card of the discard pile"}; ${top == null ? "the discard pile is empty" : `the discard pile now shows ${top}`}.`;
+    const swapped = (player, i, other, j) => `${does(player, "swap")} ${own(player)} card ${i + 1} with ${whose(other)} card ${j + 1}.`;
+    const v1 = SS_REPLACED[message.type];
+    if (v1) {
+      const [named] = v1;
+      return replaced(named ? message.playerIndex : me, message.cardIndexes || [message.cardIndex], v1[1], message.discardedValue);
+    }
     switch (message.type) {
+      // -- the second generation
       case "BoardInitialized":
-        return `Round ${message.round} is dealt: ${message.handSizes.join("/")} cards each, ${message.deckSize} in the deck.`;
+        return `Round ${message.round} is dealt: ${dealt(message.handSizes)}, ${message.deckSize} in the deck; ${pile(message.discardedValue)}.`;
       case "CardsRevealed":
-        return (message.cards || [])
-          .map((c) =>
-            c.values
-              ? `${c.lookingPlayerIndexes.includes(me) ? "You see" : "Seen"} ${who(c.targetPlayerIndex) === "You" ? "your" : `${who(c.targetPlayerIndex)}'s`} card(s) ${cards(c.cardIndexes)}: ${c.values.join(", ")}.`
-              : `${c.lookingPlayerIndexes.map(who).join(", ")} look(s) at ${who(c.targetPlayerIndex) === "You" ? "your" : `${who(c.targetPlayerIndex)}'s`} card(s) ${cards(c.cardIndexes)}.`,
-          )
-          .join(" ");
+        return (message.cards || []).map((c) => revealed(c)).join(" ");
       case "BoardUpdated":
-        if (message.activePlayerIndex != null) return `Turn ${message.turn}: ${who(message.activePlayerIndex)} to play.`;
-        if (message.deckCard != null) return `You drew ${message.deckCard}.`;
-        if (message.stopCounter != null && Object.keys(message).length === 2) return "Someone called stop: last turns!";
-        if (message.discardedValue != null) return `The discard pile shows ${message.discardedValue}.`;
-        return null;
+        return boardUpdated();
       case "CardsReplaced":
-        return `${who(message.playerIndex)} replaced card(s) ${cards(message.cardIndexes)} ${message.fromDeck ? "from the deck" : "with the discard"}; ${message.discardedValue} is discarded.`;
-      case "RoundFinished":
-        return `Round over. Points this round: ${message.scores.map((s, i) => `${who(i)} ${s}`).join(", ")}; total ${message.totalScores.map((s, i) => `${who(i)} ${s}`).join(", ")}.`;
+        return replaced(message.playerIndex, message.cardIndexes || [], message.fromDeck, message.discardedValue);
+      case "CardExchanged":
+        return swapped(message.playerIndex, message.cardIndex, message.anotherPlayerIndex, message.anotherPlayerCardIndex);
+      case "RoundFinished": {
+        const after = message.turnCount != null ? ` after ${count(message.turnCount, "turn")}` : "";
+        const next = message.nextPlayerIndex != null ? ` ${does(message.nextPlayerIndex, "start")} the next round.` : "";
+        const last = message.isGameFinished ? " That was the last round." : "";
+        return `Round over${after}. Points this round: ${scores(message.scores)}. Totals: ${scores(message.totalScores)}.${last}${next}`;
+      }
       case "GameFinished":
-        return `Game over after ${message.roundCount} rounds: ${message.totalScores.map((s, i) => `${who(i)} ${s}`).join(", ")}.`;
+        return `The game ends after ${count(message.roundCount, "round")}. Points in the last round: ${scores(message.scores)}. Final totals: ${scores(message.totalScores)}.`;
+      // -- the first generation (to the player who moved, a message names no seat)
+      case "GameState":
+        return `A round is dealt: ${dealt(message.handSizes)}, ${message.deckSize} in the deck; ${pile(message.discardedValue)}. You sit at seat ${message.playerIndex + 1}.`;
       case "FirstTwoCards":
-        return `Your first two cards: ${message.value1} and ${message.value2}.`;
+        return `You look at your cards 1 and 2: ${message.value1} and ${message.value2}.`;
       case "YourTurn":
         return "Your turn.";
       case "NextTurn":
-        return `${who(message.playerIndex)} to play.`;
+        return `${turn(message.playerIndex).replace(/^./, (c) => c.toUpperCase())}.`;
       case "TookDeckCard":
-        return `You drew ${message.value}.`;
-      case "GameState":
-        return `You sit at seat ${message.playerIndex + 1}; ${message.deckSize} cards in the deck, ${message.discardedValue} on the discard pile.`;
-      default: {
-        // the first generation's many small messages: their own fields, in words
-        const value = (k, v) => {
-          if (/playerIndex$/i.test(k)) return who(v);
-          if (/cardIndex$/i.test(k)) return v + 1;
-          if (k === "cardIndexes") return v.map((i) => i + 1).join(" & ");
-          return Array.isArray(v) ? v.join(" & ") : v;
-        };
-        const rest = Object.entries(message)
-          .filter(([k]) => k !== "type" && k !== "playerIndex")
-          .map(([k, v]) => `${words(k).toLowerCase().replace(/ player index$/, "").replace(/ indexes$/, "s").replace(/ index$/, "")} ${value(k, v)}`);
-        const actor = "playerIndex" in message ? `${who(message.playerIndex)}: ` : "";
-        return `${actor}${words(message.type).toLowerCase().replace(/^./, (c) => c.toUpperCase())}${rest.length ? ` (${rest.join(", ")})` : ""}.`;
+        return `You draw ${message.value} from the deck.`;
+      case "StopInitiated":
+        return stop(message.playerIndex);
+      case "InitiatedStop":
+        return stop(me);
+      case "IdenticalCardsShown":
+        return `${does(message.playerIndex, "show")} ${own(message.playerIndex)} ${cards(message.cardIndexes)}: ${message.cardIndexes.length === 2 ? "both" : "all"} ${message.value}.`;
+      case "DifferentCardsShown":
+        return `${does(message.playerIndex, "show")} ${own(message.playerIndex)} ${cards(message.cardIndexes)}: ${listed(message.values)}, which do not match.`;
+      case "ShowedIdenticalCards":
+        return `You show your ${cards(message.cardIndexes)}: they match.`;
+      case "ShowedDifferentCards":
+        return `You show your ${cards(message.cardIndexes)}: they do not match.`;
+      case "CardDiscarded":
+        return `${does(message.playerIndex, "discard")} the ${message.discardedValue} ${mine(message.playerIndex) ? "you" : "they"} drew.`;
+      case "DiscardedCard":
+        return `You discard the ${message.discardedValue} you drew.`;
+      case "PeekingOwnCard":
+        return `You discard the ${message.discardedValue} you drew: you may peek at one of your cards.`;
+      case "PeekingAnothersCard":
+        return `You discard the ${message.discardedValue} you drew: you may peek at another player's card.`;
+      case "ExchangingCards":
+        return `You discard the ${message.discardedValue} you drew: you may swap one of your cards with another player's.`;
+      case "OwnCardPeeked":
+        return `${does(message.playerIndex, "peek")} at ${own(message.playerIndex)} own card ${message.cardIndex + 1}.`;
+      case "OwnCard":
+        return `You peek at your card ${message.cardIndex + 1}: ${message.value}.`;
+      case "AnothersCardPeeked":
+        return `${does(message.playerIndex, "peek")} at ${whose(message.anotherPlayerIndex)} card ${message.cardIndex + 1}.`;
+      case "AnothersCard":
+        return `You peek at ${whose(message.anotherPlayerIndex)} card ${message.cardIndex + 1}: ${message.value}.`;
+      case "CardsExchanged":
+        return swapped(message.playerIndex, message.cardIndex, message.anotherPlayerIndex, message.anotherPlayerCardIndex);
+      case "ExchangedCards":
+        return swapped(me, message.cardIndex, message.anotherPlayerIndex, message.anotherPlayerCardIndex);
+      default:
+        return `${words(message.type || "update")}.`;
+    }
+
+    /** One entry of v2's CardsRevealed: who looks at whose cards (the values if this player
+     * is one who sees them). */
+    function revealed(c) {
+      const lookers = c.lookingPlayerIndexes || [];
+      const target = c.targetPlayerIndex;
+      const idx = c.cardIndexes || [];
+      if (c.values) {
+        if (mine(target)) return `You look at your ${cards(idx)}: ${listed(c.values)}.`;
+        if (lookers.length === 1) return `You peek at ${whose(target)} ${cards(idx)}: ${listed(c.values)}.`;
+        return `${does(target, "show")} ${own(target)} ${cards(idx)}: ${listed(c.values)}.`;
       }
+      if (lookers.length === 1 && lookers[0] === target) return `${does(target, "look")} at ${own(target)} own ${cards(idx)}.`;
+      if (mine(target) && !lookers.includes(me)) return `You show your ${cards(idx)} to ${listed(lookers.map(whom))}.`;
+      if (lookers.length === 1) return `${does(lookers[0], "peek")} at ${whose(target)} ${cards(idx)}.`;
+      return `${listed(lookers.map(whom)).replace(/^./, (ch) => ch.toUpperCase())} look at ${whose(target)} ${cards(idx)}.`;
+    }
+
+    /** v2's BoardUpdated: what changed, told by the fields it carries. */
+    function boardUpdated() {
+      const active = message.activePlayerIndex ?? state.activePlayerIndex;
+      const keys = Object.keys(message).filter((k) => k !== "type");
+      if (message.activePlayerIndex != null) return `Turn ${message.turn}: ${turn(message.activePlayerIndex)}${left(message.stopCounter)}.`;
+      if (message.deckCard != null) return `You draw ${message.deckCard} from the deck.`;
+      if (keys.length === 1 && keys[0] === "stopCounter") return active == null ? "Stop is called: everyone else has one more turn." : stop(active);
+      if ("actions" in message && !("discardedValue" in message)) {
+        // what this player may do next says what just happened to it
+        const next = message.actions || [];
+        if (next.includes("StartNextRound")) return "You start the next round when you are ready.";
+        if (next.includes("PickAnothersCard")) return "Now pick another player's card to swap yours with.";
+        if (next.includes("PickOwnCard")) return `You take the ${state.discardedValue ?? "top card"} from the discard pile: pick the card it replaces.`;
+        return null;
+      }
+      if ("actions" in message) return `You discard the ${message.discardedValue} you drew and may use its power.`;
+      if ("discardedValue" in message) {
+        if (active == null) return `The discard pile now shows ${message.discardedValue}.`;
+        const drew = `the ${message.discardedValue} ${mine(active) ? "you" : "they"} drew`;
+        // to the others only: the drawer goes on to use the card's power
+        return "deckCard" in message ? `${does(active, "discard")} ${drew}.` : `${does(active, "discard")} ${drew} and ${mine(active) ? "use" : "uses"} its power.`;
+      }
+      return null;
     }
   },
   spectate(before, after, ctx) {
@@ -680,6 +765,37 @@ const PHASES = {
   over: "Game over",
 };
 
+// a halt's codes for an acknowledgement without a valid signature (the gamemaster's own)
+const UNSIGNED = new Set(["bad_signature", "unsigned"]);
+
+/** A halt (``macaua.rejected``) in words: who halted the table, the code, and that the seat
+ * which halted it ranks last. A halt in this player's name that its own page refused
+ * (``false_halt``: the page signed every transition) is the server's doing, and says so. */
+function macauaHalt(message, ctx) {
+  const halt = message.rejected || {};
+  const player = halt.player ?? message.player;
+  const code = halt.code || "?";
+  if (player != null && player === ctx.me) {
+    if (ctx.seat?.rejected?.code === "false_halt") {
+      return `The server halted the table in your name (${code}), though this page signed every transition: the server is at fault. It ranks you last.`;
+    }
+    const did = UNSIGNED.has(code) ? "did not sign a transition validly" : "rejected a transition";
+    return `The table halted: this page ${did} (${code}), so you rank last.`;
+  }
+  const who = player == null ? "a seat" : ctx.label(player);
+  const did = UNSIGNED.has(code) ? "did not sign a transition validly" : "rejected a transition";
+  return `The table halted: ${who} ${did} (${code}), so ${who} ranks last.`;
+}
+
+/** This seat's own refusal of a transition, as the page shows it beside the table. */
+function macauaRefusal(failed, ctx) {
+  if (failed.code === "false_halt") {
+    return "The server halted the table in your name, though this page signed every transition: the server is at fault (false_halt).";
+  }
+  const blamed = failed.blame === "server" ? "the server" : failed.blame === ctx.me ? "you" : ctx.label(failed.blame);
+  return `This page rejected a transition (${failed.code}, blaming ${blamed}): ${failed.reason}`;
+}
+
 const macaua = {
   patch(view, message) {
     const state = view?.state;
@@ -708,7 +824,7 @@ const macaua = {
       case "audited":
         return message.audit?.ok ? "Audit: every deck held exactly its cards." : "Audit: a deck was not what it should be: the game is void.";
       case "rejected":
-        return `The table halted: a transition was rejected (${message.rejected?.code || "?"}).`;
+        return macauaHalt(message, ctx);
       default:
         return null;
     }
@@ -716,7 +832,9 @@ const macaua = {
   spectate(before, after, ctx) {
     const b = before?.state || {};
     const a = after?.state || {};
-    return a.top && a.top !== b.top ? [`${ctx.label(a.turn)}: the top card is now ${macauaText(a.top)}.`] : [];
+    const lines = a.top && a.top !== b.top ? [`${ctx.label(a.turn)}: the top card is now ${macauaText(a.top)}.`] : [];
+    if (a.rejected && !b.rejected) lines.push(macauaHalt({ rejected: a.rejected }, ctx));
+    return lines;
   },
   render(view, actions, ctx) {
     const t = macauaTable(view, ctx);
@@ -753,9 +871,7 @@ const macaua = {
           (t.declared ? ` Asked for: ${SUIT_SIGNS[t.declared]}.` : ""),
       ),
       t.top ? el("div", { class: "discard" }, el("span", {}, "Top card: "), macauaCard(t.top)) : null,
-      seat?.rejected
-        ? el("p", { class: "error" }, `You rejected a transition (${seat.rejected.code}, blaming ${seat.rejected.blame}): ${seat.rejected.reason}`)
-        : null,
+      seat?.rejected ? el("p", { class: "error refusal" }, macauaRefusal(seat.rejected, ctx)) : null,
       hand
         ? yourHand(
             hand,

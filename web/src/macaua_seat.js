@@ -5,8 +5,69 @@
 import { MacauaPlayer, TransitionVerifier, UnverifiableTransition, askedOf, ready } from "./macaua/index.js";
 
 const KEPT = 64; // the last verdicts kept, to acknowledge a resend again
+// seats one tab keeps: each holds every deck of its game, and a game that never ends (a
+// table left waiting, a table without a move timeout) would otherwise keep its seat forever
+export const SEATS_KEPT = 8;
 
 const storageKey = (root, player, game) => `cardroom.macaua.${root}.${player}.${game}`;
+// this tab's seats of one player, least recently taken or opened first
+const orderKey = (root, player) => `cardroom.macaua-seats.${root}.${player}`;
+
+/** Games whose seat is in play in this tab (taken here, or open on the table page): never
+ * dropped to make room. */
+const inPlay = new Set();
+
+function readOrder(root, player) {
+  try {
+    const order = JSON.parse(sessionStorage.getItem(orderKey(root, player)) || "[]");
+    return Array.isArray(order) ? order : [];
+  } catch {
+    return [];
+  }
+}
+
+function writeOrder(root, player, order) {
+  try {
+    sessionStorage.setItem(orderKey(root, player), JSON.stringify(order));
+  } catch {
+    // the order is a hint: seats missing from it count as the oldest
+  }
+}
+
+/** The games of every seat this tab keeps for ``player``, oldest first (seats stored without
+ * an order come first). */
+export function keptSeats(root, player) {
+  const prefix = storageKey(root, player, "");
+  const present = new Set();
+  for (let i = 0; i < sessionStorage.length; i++) {
+    const key = sessionStorage.key(i);
+    if (key?.startsWith(prefix)) present.add(key.slice(prefix.length));
+  }
+  const ordered = readOrder(root, player).filter((g) => present.has(g));
+  const listed = new Set(ordered);
+  return [...[...present].filter((g) => !listed.has(g)), ...ordered];
+}
+
+/** Remove the stored seat at ``game`` (its table is finished or gone). */
+export function forgetSeat(root, player, game) {
+  sessionStorage.removeItem(storageKey(root, player, game));
+  writeOrder(root, player, readOrder(root, player).filter((g) => g !== game));
+}
+
+/** ``game``'s seat becomes the most recent; beyond SEATS_KEPT the oldest are removed, never
+ * one in play in this tab. */
+function touch(root, player, game) {
+  const order = [...keptSeats(root, player).filter((g) => g !== game), game];
+  let over = order.length - SEATS_KEPT;
+  for (const old of [...order]) {
+    if (over <= 0) break;
+    if (old === game || inPlay.has(old)) continue;
+    sessionStorage.removeItem(storageKey(root, player, old));
+    order.splice(order.indexOf(old), 1);
+    over -= 1;
+  }
+  writeOrder(root, player, order);
+}
 
 export class MacauaSeat {
   constructor(root, player, game, data = null) {
@@ -23,11 +84,24 @@ export class MacauaSeat {
     return new MacauaSeat(root, player, null);
   }
 
-  /** The seat this tab holds at ``game``, or null. */
+  /** The seat this tab holds at ``game``, or null; it is in play here until ``release``. */
   static async load(root, player, game) {
     await ready;
     const raw = sessionStorage.getItem(storageKey(root, player, game));
-    return raw ? new MacauaSeat(root, player, game, JSON.parse(raw)) : null;
+    if (!raw) return null;
+    inPlay.add(game);
+    touch(root, player, game);
+    return new MacauaSeat(root, player, game, JSON.parse(raw));
+  }
+
+  /** The seats this tab keeps for ``player``, each with its game (oldest first). */
+  static kept(root, player) {
+    return keptSeats(root, player);
+  }
+
+  /** Remove ``game``'s stored seat: the lobby says its table is finished, or gone. */
+  static forgetGame(root, player, game) {
+    if (!inPlay.has(game)) forgetSeat(root, player, game);
   }
 
   get verifyKey() {
@@ -38,7 +112,14 @@ export class MacauaSeat {
   bind(game) {
     this.game = game;
     this.verifier.gameId = game;
+    inPlay.add(game);
     this.save();
+    touch(this.root, this.player.player, game);
+  }
+
+  /** The table page left this seat's game: from now on the seat may make room for others. */
+  release() {
+    inPlay.delete(this.game);
   }
 
   save() {
@@ -51,7 +132,7 @@ export class MacauaSeat {
    * to answer a resend, but is stored no more. */
   forget() {
     this.forgotten = true;
-    sessionStorage.removeItem(storageKey(this.root, this.player.player, this.game));
+    forgetSeat(this.root, this.player.player, this.game);
   }
 
   /** The ack's fields for a notification that carries a transition: its signature, or a

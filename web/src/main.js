@@ -5,6 +5,7 @@ import { CardroomError, Player, loadIdentity } from "./conn.js";
 import { el } from "./dom.js";
 import { clone, gameOf, gameName, words } from "./games.js";
 import { MacauaSeat } from "./macaua_seat.js";
+import { seatName, withBots } from "./names.js";
 import { openLog, storeQuietly } from "./store.js";
 
 const app = document.getElementById("app");
@@ -74,18 +75,25 @@ function firstBot(kinds) {
   return kinds.includes("heuristic") ? "heuristic" : kinds[0];
 }
 
-function rememberBots(players, kind) {
-  const names = botNames();
-  let n = Object.keys(names).length;
-  for (const p of players) names[p] = `Bot ${++n} (${kind})`;
+function rememberBots(players, kind, game) {
   // a name only: a full storage must not stop the table from opening
-  storeQuietly(`cardroom.bots.${state.config.root}`, JSON.stringify(names));
+  storeQuietly(`cardroom.bots.${state.config.root}`, JSON.stringify(withBots(botNames(), players, kind, game)));
 }
 
-function label(player) {
-  if (!player) return "?";
-  if (player === state.player?.player) return `${state.player.name} (you)`;
-  return botNames()[player] || `Player ${player.slice(1, 6)}`;
+/** The name of ``player`` (names.js), told apart from the other ``seats`` of its table (by
+ * default the table shown). */
+function label(player, seats = state.page?.summary?.seats || []) {
+  return seatName(player, { me: state.player?.player, myName: state.player?.name, bots: botNames(), seats });
+}
+
+/** A seat's name as a node, its id in its title (names are labels; the id is the seat). */
+function nameNode(player, seats) {
+  return el("span", { class: "name", title: player || null }, label(player, seats));
+}
+
+/** ``players``' names as nodes, ``between`` them. */
+function namesLine(players, between, seats = players) {
+  return players.flatMap((p, i) => (i ? [between, nameNode(p, seats)] : [nameNode(p, seats)]));
 }
 
 // -- countdowns -----------------------------------------------------------------------------
@@ -178,6 +186,32 @@ class Lobby {
 
   leave() {
     clearInterval(this.timer);
+  }
+
+  /** Forget this tab's Macaua seats at tables the lobby lists finished, or no longer
+   * knows: one missing from the listing (it shows the last changed tables only) is asked
+   * for once; a seat at an open or playing table stays. */
+  async tidySeats(tables) {
+    const { root } = state.config;
+    const me = state.player.player;
+    const kept = MacauaSeat.kept(root, me);
+    if (!kept.length) return;
+    const listed = new Map(tables.map((t) => [t.game, t]));
+    this.asked ??= new Set();
+    for (const game of kept) {
+      let table = listed.get(game);
+      if (!table) {
+        if (this.asked.has(game)) continue;
+        this.asked.add(game);
+        try {
+          table = (await state.player.lobby("get", { game })).table;
+        } catch (exc) {
+          if (exc instanceof CardroomError && exc.code === "unknown_game") MacauaSeat.forgetGame(root, me, game);
+          continue;
+        }
+      }
+      if (table.status === "finished") MacauaSeat.forgetGame(root, me, game);
+    }
   }
 
   createForm() {
@@ -278,6 +312,7 @@ class Lobby {
       this.list.replaceChildren(el("p", { class: "error" }, `Cannot list the tables: ${explain(exc)}`));
       return;
     }
+    this.tidySeats(tables).catch((exc) => console.warn("the kept Macaua seats could not be tidied", exc));
     const order = { lobby: 0, playing: 1, finished: 2 };
     tables.sort((a, b) => order[a.status] - order[b.status] || b.version - a.version);
     const shown = tables.filter((t) => t.status !== "finished" || t.seats.includes(state.player.player)).slice(0, 40);
@@ -343,7 +378,7 @@ function tableRow(t) {
       "div",
       {},
       el("strong", {}, `${words(t.status)} · ${t.seats.length}/${t.max_seats} seats`),
-      el("div", { class: "seats-line" }, t.seats.map(label).join(", ")),
+      el("div", { class: "seats-line" }, ...namesLine(t.seats, ", ")),
       el("small", {}, optionsText(t)),
     ),
     el("div", { class: "buttons" }, ...buttons),
@@ -354,7 +389,7 @@ function tableRow(t) {
  * seats them (each registers and joins, so it may take a while). */
 async function addBots(game, count, kind) {
   const reply = await state.player.lobby("bots", { game, count, kind }, BOTS_TIMEOUT);
-  rememberBots(reply.players, kind);
+  rememberBots(reply.players, kind, game);
   return reply.players;
 }
 
@@ -394,6 +429,7 @@ class TablePage {
     this.stopped = true;
     clearInterval(this.poll);
     this.watching?.unsubscribe();
+    this.seat?.release();
     if (!this.spectator) state.player.unfollow(this.game);
   }
 
@@ -422,6 +458,8 @@ class TablePage {
     try {
       this.summary = (await state.player.lobby("get", { game: this.game })).table;
     } catch (exc) {
+      // a table the server does not know: a seat this tab kept there guards nothing
+      if (exc instanceof CardroomError && exc.code === "unknown_game") MacauaSeat.forgetGame(state.config.root, state.player.player, this.game);
       this.board.replaceChildren(el("p", { class: "error" }, explain(exc)));
       return;
     }
@@ -453,6 +491,11 @@ class TablePage {
     }
     if (this.summary.game_type === "macaua") {
       this.seat = await MacauaSeat.load(state.config.root, state.player.player, this.game);
+      if (this.stopped) {
+        this.seat?.release(); // the page was left while the seat loaded
+        return;
+      }
+      this.forgetIfOver();
       // a finished game's seat was removed once its end was shown: the result still shows
       if (!this.seat && this.summary.status !== "finished") {
         // the seat's keys live in the tab that took it: this one can neither move nor sign
@@ -486,6 +529,7 @@ class TablePage {
     const rank = { lobby: 0, playing: 1, finished: 2 };
     if (rank[table.status] < rank[this.summary?.status]) table = { ...table, status: this.summary.status };
     this.summary = table;
+    this.forgetIfOver();
     if (this.summary.status !== "lobby") {
       clearInterval(this.poll);
       if (!this.view && this.feed && this.feed.lastSeq === 0) this.feed.resync();
@@ -516,9 +560,7 @@ class TablePage {
     if (message.type === "GameOver") {
       this.outcome = message.outcome;
       this.summary = { ...this.summary, status: "finished", outcome: message.outcome };
-      // the end follows the last transition, checked by this seat's copy (the audit): the
-      // keys guard nothing more, and a kept seat would fill this tab's storage game by game
-      if (this.seat?.state?.phase === "over") this.seat.forget();
+      this.forgetIfOver();
     }
     this.render();
     this.automatic();
@@ -556,14 +598,22 @@ class TablePage {
     }
     if (reply.view?.status === "finished") this.outcome = reply.view.outcome;
     if (this.summary && reply.view?.status) this.summary = { ...this.summary, status: reply.view.status };
+    this.forgetIfOver();
     this.render();
     this.automatic();
+  }
+
+  /** A finished (or aborted) game's seat is stored no more: its keys guard nothing now,
+   * and a kept seat would fill this tab's storage game by game. The seat stays in memory to
+   * acknowledge a resend of what came before the end. */
+  forgetIfOver() {
+    if (this.seat && !this.seat.forgotten && this.summary?.status === "finished") this.seat.forget();
   }
 
   describe(message) {
     switch (message.type) {
       case "GameStarted":
-        return `The game starts with ${message.seats.map(label).join(", ")}.`;
+        return `The game starts with ${message.seats.map((p) => label(p, message.seats)).join(", ")}.`;
       case "GameOver":
         return "Game over.";
       case "PlayerAway":
@@ -583,7 +633,7 @@ class TablePage {
       me: this.spectator ? null : state.player.player,
       view: this.view,
       seats: this.summary?.seats || [],
-      label,
+      label: (player) => label(player, this.summary?.seats || []),
       act: (action) => this.act(action),
       sent: this.sent, // this player's last move, while nothing has followed it
       // a notification the last view cannot take: ask for the player's whole view again
@@ -597,7 +647,7 @@ class TablePage {
           {
             class: `chip${active ? " active" : ""}${player === state.player.player && !this.spectator ? " me" : ""}${(this.view?.away || []).includes(player) ? " away" : ""}`,
           },
-          el("span", { class: "who" }, label(player)),
+          el("span", { class: "who", title: player }, label(player)),
           detail ? el("span", { class: "detail" }, detail) : null,
           (this.view?.away || []).includes(player) ? el("span", { class: "detail" }, "away") : null,
         ),
@@ -683,7 +733,7 @@ class TablePage {
       "div",
       { class: "lobby-board" },
       el("p", {}, `Seats: ${s.seats.length} of ${s.max_seats}. The game starts when every seat is taken${s.creator === me ? ", or when you start it" : ""}.`),
-      el("ul", {}, ...s.seats.map((p) => el("li", {}, label(p)))),
+      el("ul", {}, ...s.seats.map((p) => el("li", {}, nameNode(p, s.seats)))),
       free > 0 ? this.addBot() : null,
       s.creator === me
         ? el(
@@ -734,7 +784,7 @@ class TablePage {
         "ol",
         {},
         ...(o.ranking || []).map((group) =>
-          el("li", {}, group.map((p) => `${label(p)} — ${scores[p] ?? "?"}`).join(" = ")),
+          el("li", {}, ...group.flatMap((p, i) => [i ? " = " : null, nameNode(p), ` — ${scores[p] ?? "?"}`])),
         ),
       ),
       o.details?.reason ? el("p", {}, words(o.details.reason)) : null,
