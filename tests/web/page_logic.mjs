@@ -25,7 +25,7 @@ class MemoryStorage {
 }
 globalThis.sessionStorage = new MemoryStorage();
 
-const { gameOf } = await import("../../web/src/games.js");
+const { gameOf, syncedClocks } = await import("../../web/src/games.js");
 const { seatName, withBots } = await import("../../web/src/names.js");
 const { MacauaSeat, SEATS_KEPT } = await import("../../web/src/macaua_seat.js");
 
@@ -75,6 +75,7 @@ const OPS = {
   seats,
   names: ({ players, me, myName, bots, seats }) => players.map((p) => seatName(p, { me, myName, bots, seats })),
   withBots: ({ known, players, kind, game }) => withBots(known, players, kind, game),
+  syncedClocks: ({ type, reply, received }) => syncedClocks(type, reply, received),
 };
 
 const request = JSON.parse(readFileSync(0, "utf-8"));

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 from cardroom_engine import JOINED
-from cardroom_engine.simulate import bots_chooser, play
+from cardroom_engine.simulate import bots_chooser, new_game, play
+from cardroom_games.papas import GAME as PAPAS
 from cardroom_games.sixtysix import GAME as SIXTYSIX
 from support.macaua_js import ensure_packages, node
 
@@ -351,3 +352,39 @@ def test_sixtysix_lines_read_as_written() -> None:
         "Rose Heron replaces their cards 2 and 3 with a card from the deck; "
         "the discard pile now shows 6."
     )
+
+
+# -- clocks a sync sets ----------------------------------------------------------------------------
+def _papas_reaction_view() -> dict[str, Any]:
+    """A papas seat's view as the server makes it while a reaction window is open."""
+    rng = random.Random(4)
+    for _ in range(200):
+        local = new_game(PAPAS, ["a", "b", "c"], rng)
+        table = local.table
+        while local.state.status == "playing":
+            view = table.view(local.state, "b")
+            if view["state"].get("reaction"):
+                return json.loads(json.dumps(view))
+            movers = [(p, a) for p in local.state.seats if (a := table.actions(local.state, p))]
+            player, actions = rng.choice(movers)
+            local.apply(table.decide(local.state, player, rng.choice(actions), rng, gate_open=True))
+            local.settle(rng)
+    raise AssertionError("no reaction window in 200 games")
+
+
+def test_a_sync_sets_papas_reaction_countdown_to_the_time_the_server_says_is_left() -> None:
+    """Reloaded in a reaction window, the page counts down what the server says is left
+    (``turn_due_in_ms``), not the window's full length again."""
+    view = _papas_reaction_view()
+    window = view["state"]["reaction"]["window"]
+    reply = {"view": view, "turn_due_in_ms": 4_200}
+    assert page("syncedClocks", type="papas", reply=reply, received=1_000) == [
+        [f"papas-{window}", 5_200]
+    ]
+    # no clock told, or no clock of its own in the view: nothing set
+    assert (
+        page("syncedClocks", type="papas", reply={**reply, "turn_due_in_ms": None}, received=0)
+        == []
+    )
+    take5 = {"view": {"state": {}}, "turn_due_in_ms": 4_200}
+    assert page("syncedClocks", type="take5", reply=take5, received=0) == []

@@ -603,7 +603,12 @@ function papasActionLabel(action, ctx, hand) {
 
 const PAPAS_PUBLIC = ["state", "active", "order", "potatoes", "hand_counts", "deck_count", "discard_count", "reaction", "winner", "named"];
 
+// the key of a reaction window's countdown: a sync sets it to the server's count (syncedClocks)
+const reactionClock = (reaction) => `papas-${reaction.window}`;
+
 const papas = {
+  // the countdowns of a view that run out when the game moves by itself
+  clocks: (view) => (view?.state?.reaction?.window !== undefined ? [reactionClock(view.state.reaction)] : []),
   patch(view, message) {
     const state = view?.state;
     if (!state) return view;
@@ -692,7 +697,7 @@ const papas = {
         `${words(state.state || "")}. First to ${state.threshold ?? "?"} potatoes wins. Deck ${state.deck_count ?? "?"}, discard ${state.discard_count ?? "?"}.`,
       ),
       state.state === "ReactionPhase" && reaction?.players?.length
-        ? el("p", { class: "reaction" }, `Reaction window: ${reaction.players.map((p) => (p === ctx.me ? "you" : ctx.label(p))).join(", ")} may interrupt. `, ctx.countdown(reaction.seconds, `papas-${reaction.window}`))
+        ? el("p", { class: "reaction" }, `Reaction window: ${reaction.players.map((p) => (p === ctx.me ? "you" : ctx.label(p))).join(", ")} may interrupt. `, ctx.countdown(reaction.seconds, reactionClock(reaction)))
         : null,
       state.play
         ? el("div", { class: "played" }, el("span", {}, `${state.play.player === ctx.me ? "You" : ctx.label(state.play.player)} played: `), ...(state.play.cards || []).map((c) => papasCard(c)))
@@ -914,6 +919,16 @@ const NAMES = { take5: "Take 5", sixtysix: "The 66 game", papas: "Papas", macaua
 
 export function gameName(type) {
   return NAMES[type] || words(type);
+}
+
+/** The countdowns a sync reply sets, as ``[key, due]`` (ms since the epoch): each of the
+ * view's own clocks that end when the game moves by itself runs out at the time the server
+ * says is left (``turn_due_in_ms``, counted from ``received``), not from its full length
+ * again after a reload. */
+export function syncedClocks(type, reply, received) {
+  const left = reply?.turn_due_in_ms;
+  if (typeof left !== "number") return [];
+  return (GAMES[type]?.clocks?.(reply.view) || []).map((key) => [key, received + left]);
 }
 
 export function gameOf(type) {

@@ -3,7 +3,7 @@
 // notifications, sync replies and the public spectator stream carry.
 import { CardroomError, Player, loadIdentity } from "./conn.js";
 import { el } from "./dom.js";
-import { clone, gameOf, gameName, words } from "./games.js";
+import { clone, gameOf, gameName, syncedClocks, words } from "./games.js";
 import { MacauaSeat } from "./macaua_seat.js";
 import { seatName, withBots } from "./names.js";
 import { openLog, storeQuietly } from "./store.js";
@@ -596,6 +596,8 @@ class TablePage {
       this.actionsAt = received;
       deadlines.set(`turn-${received}`, received + reply.turn_due_in_ms);
     }
+    const type = this.summary?.game_type ?? reply.view?.game_type;
+    for (const [key, due] of syncedClocks(type, reply, received)) deadlines.set(key, due);
     if (reply.view?.status === "finished") this.outcome = reply.view.outcome;
     if (this.summary && reply.view?.status) this.summary = { ...this.summary, status: reply.view.status };
     this.forgetIfOver();
