@@ -69,7 +69,30 @@ async function seats({ root, player, steps }) {
   return { after, cap: SEATS_KEPT, stored: [...sessionStorage.items.keys()] };
 }
 
+/** A seat checks a notification while the tab's storage refuses every write: its verdict,
+ * and whether it says it is unsaved then, and once the storage takes writes again. */
+async function fullStorage({ root, player, game }) {
+  const seat = await MacauaSeat.fresh(root, player);
+  seat.bind(game);
+  const setItem = sessionStorage.setItem;
+  sessionStorage.setItem = () => {
+    throw new Error("QuotaExceededError");
+  };
+  let fields;
+  let thrown = null;
+  try {
+    fields = seat.verify({ version: 1, message: { type: "MacauaUpdate" } });
+  } catch (exc) {
+    thrown = String(exc);
+  }
+  const full = seat.unsaved;
+  sessionStorage.setItem = setItem;
+  seat.save();
+  return { fields, thrown, full, later: seat.unsaved };
+}
+
 const OPS = {
+  fullStorage,
   describe,
   describeMany: ({ cases }) => cases.map(describe),
   seats,

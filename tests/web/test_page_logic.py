@@ -155,6 +155,17 @@ def test_a_tab_forgets_seats_of_finished_or_gone_tables_and_keeps_a_bounded_numb
     assert len(seat_keys) == cap
 
 
+def test_a_full_storage_stops_no_seat_from_checking_and_says_a_reload_would_lose_it() -> None:
+    """A seat whose save the tab's storage refuses still gives its verdict (an exception
+    there would leave the notification unacknowledged, the seat marked away and ranked
+    last), and says it is kept in memory only until a save succeeds again."""
+    answer = page("fullStorage", root="r", player=ME, game="g1")
+    assert answer["thrown"] is None
+    assert answer["fields"]["reject"]["code"] == "no_transition"
+    assert answer["full"] is True
+    assert answer["later"] is False
+
+
 # -- the 66 game's log ------------------------------------------------------------------------
 SEATS = ["pa000000000000001", "pb000000000000002", "pc000000000000003"]
 SEAT_LABELS = {SEATS[0]: "Sand Lark", SEATS[1]: "Teal Otter", SEATS[2]: "Rose Heron"}

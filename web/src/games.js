@@ -603,6 +603,10 @@ function papasActionLabel(action, ctx, hand) {
 
 const PAPAS_PUBLIC = ["state", "active", "order", "potatoes", "hand_counts", "deck_count", "discard_count", "reaction", "winner", "named"];
 
+// a seat whose keys the tab's storage could not take plays on, but not past a reload
+export const MACAUA_UNSAVED =
+  "This tab's storage is full, so your seat's keys are kept in memory only: do not reload or close this tab until the game is over, or your seat is lost.";
+
 // the key of a reaction window's countdown: a sync sets it to the server's count (syncedClocks)
 const reactionClock = (reaction) => `papas-${reaction.window}`;
 
@@ -877,6 +881,7 @@ const macaua = {
       ),
       t.top ? el("div", { class: "discard" }, el("span", {}, "Top card: "), macauaCard(t.top)) : null,
       seat?.rejected ? el("p", { class: "error refusal" }, macauaRefusal(seat.rejected, ctx)) : null,
+      seat?.unsaved ? el("p", { class: "error unsaved" }, MACAUA_UNSAVED) : null,
       hand
         ? yourHand(
             hand,

@@ -122,10 +122,19 @@ export class MacauaSeat {
     inPlay.delete(this.game);
   }
 
+  /** Store the seat. A full storage is no reason to stop checking and acknowledging (the
+   * table would mark this seat away and rank it last): the seat plays on from memory, and
+   * ``unsaved`` says a reload would lose it. */
   save() {
     if (this.forgotten) return;
     const data = { player: this.player.toJSON(), verifier: this.verifier.toJSON(), verdicts: this.verdicts };
-    sessionStorage.setItem(storageKey(this.root, this.player.player, this.game), JSON.stringify(data));
+    try {
+      sessionStorage.setItem(storageKey(this.root, this.player.player, this.game), JSON.stringify(data));
+      this.unsaved = false;
+    } catch (exc) {
+      this.unsaved = true;
+      console.warn("this Macaua seat is not stored: the tab's storage is full", exc);
+    }
   }
 
   /** Remove the stored seat (its game is over and audited); this tab's copy stays in memory
