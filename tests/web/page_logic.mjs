@@ -91,8 +91,15 @@ async function fullStorage({ root, player, game }) {
   return { fields, thrown, full, later: seat.unsaved };
 }
 
+/** The final ranking's note on a game's ``outcome``, as seat ``me`` reads it. */
+function outcomeNote({ game, outcome, me, labels = {}, rejected = null }) {
+  const ctx = { me, label: (p) => labels[p] ?? `<${p}>`, seat: rejected ? { rejected } : null };
+  return gameOf(game).outcomeNote?.(outcome, ctx) ?? null;
+}
+
 const OPS = {
   fullStorage,
+  outcomeNote,
   describe,
   describeMany: ({ cases }) => cases.map(describe),
   seats,

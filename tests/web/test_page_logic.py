@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from cardroom_engine import JOINED
 from cardroom_engine.simulate import bots_chooser, new_game, play
+from cardroom_games.macaua import GAME as MACAUA
+from cardroom_games.macaua import MacauaConfig, flow
 from cardroom_games.papas import GAME as PAPAS
 from cardroom_games.sixtysix import GAME as SIXTYSIX
 from support.macaua_js import ensure_packages, node
@@ -121,6 +123,42 @@ def test_seats_are_named_you_their_bot_kind_or_a_short_label_the_same_everywhere
         table = GUESTS[start : start + 8]
         shown = page("names", players=table, me=None, myName=None, bots={}, seats=table)
         assert len(set(shown)) == len(table), shown
+
+
+def _macaua_outcome(**over: Any) -> dict[str, Any]:
+    """The outcome the rules make of a Macaua game over as ``over`` says (seats ME, BOB)."""
+    state = MACAUA.setup(MacauaConfig(), [ME, BOB])._replace(phase="over", **over)
+    outcome = flow.outcome(state)
+    assert outcome is not None
+    return json.loads(json.dumps(outcome.to_json()))
+
+
+def test_the_final_ranking_says_why_a_macaua_game_ended_so() -> None:
+    def note(outcome: dict[str, Any], rejected: dict[str, Any] | None = None) -> str:
+        line: str = page(
+            "outcomeNote", game="macaua", outcome=outcome, me=ME, labels=LABELS, rejected=rejected
+        )
+        return line
+
+    halted = {"player": BOB, "blame": BOB, "code": "card_mismatch", "version": 7, "reason": "x"}
+    assert note(_macaua_outcome(result="rejected", rejected=halted)) == (
+        "The table halted: Teal Otter rejected a transition (card_mismatch), so Teal Otter"
+        " ranks last."
+    )
+    framed = {**halted, "player": ME, "blame": ME}
+    assert note(_macaua_outcome(result="rejected", rejected=framed), {"code": "false_halt"}) == (
+        "The server halted the table in your name (card_mismatch), though this page signed"
+        " every transition: the server is at fault. It ranks you last."
+    )
+    assert note(_macaua_outcome(result="won", winner=BOB)) == (
+        "Teal Otter emptied their hand first."
+    )
+    assert note(_macaua_outcome(result="forfeited", winner=ME, withheld=(BOB,))) == (
+        "Teal Otter did not publish the keys the audit needs, so Teal Otter ranks last."
+    )
+    assert note(_macaua_outcome(result="aborted", stalled=ME)) == (
+        "You did not move in time: the game was stopped, and you rank last."
+    )
 
 
 # -- Macaua seats a tab keeps -----------------------------------------------------------------

@@ -805,7 +805,38 @@ function macauaRefusal(failed, ctx) {
   return `This page rejected a transition (${failed.code}, blaming ${blamed}): ${failed.reason}`;
 }
 
+/** Why a Macaua game ended as it did, from its outcome, for the final ranking. */
+function macauaOutcome(outcome, ctx) {
+  const details = outcome?.details;
+  const me = (p) => p === ctx.me;
+  const who = (p, start = false) => (me(p) ? (start ? "You" : "you") : ctx.label(p));
+  const [first] = outcome?.ranking || [];
+  const stalled = details?.stalled;
+  const withheld = details?.withheld || [];
+  switch (details?.result) {
+    case "won":
+      return first?.length === 1 ? `${who(first[0], true)} emptied ${me(first[0]) ? "your" : "their"} hand first.` : null;
+    case "rejected":
+      return macauaHalt({ rejected: details.rejected || {} }, ctx);
+    case "aborted":
+      return stalled
+        ? `${who(stalled, true)} did not move in time: the game was stopped, and ${who(stalled)} ${me(stalled) ? "rank" : "ranks"} last.`
+        : null;
+    case "forfeited":
+      return withheld.length
+        ? `${withheld.map((p, i) => who(p, i === 0)).join(", ")} did not publish the keys the audit needs, so ${withheld.length > 1 ? "they rank" : me(withheld[0]) ? "you rank" : `${who(withheld[0])} ranks`} last.`
+        : null;
+    case "void":
+      return "The audit found a deck that is not a whole deck: the game is void, and everyone ties.";
+    case "turn_limit":
+      return "The turn limit was reached: everyone ties.";
+    default:
+      return null;
+  }
+}
+
 const macaua = {
+  outcomeNote: macauaOutcome,
   patch(view, message) {
     const state = view?.state;
     if (state && message.type === "MacauaUpdate") {

@@ -790,7 +790,14 @@ class TablePage {
         ),
       ),
       o.details?.reason ? el("p", {}, words(o.details.reason)) : null,
+      ...this.outcomeNote(o),
     );
+  }
+
+  /** The game's own words on why it ended so (a Macaua halt names who and whose fault). */
+  outcomeNote(outcome) {
+    const note = gameOf(this.summary?.game_type)?.outcomeNote?.(outcome, this.ctx());
+    return note ? [el("p", { class: "outcome-note" }, note)] : [];
   }
 }
 
