@@ -46,9 +46,9 @@ class Timeouts:
         timeout whose players could act only once a gate opened after the turn began).
 
         ``fired`` and ``nothing`` name when the game could first take it (``ready``): the
-        opening of its newest gate, for a turn timeout the turn's time counted from the
-        opening of the gate after the turn began, whichever is later (None for an ack
-        timeout, which waits for no gate, or while no gate of the game has opened). Its
+        opening of its newest gate; for a turn timeout, the turn's time counted from the
+        opening of the newest gate since the turn began (None for an ack timeout, which
+        waits for no gate, or while no such gate has opened). Its
         lateness counts from its due time or from then, whichever is later: waiting for a
         gate is the game's rule, not the timers' delay."""
         table, state = loaded.table, loaded.state
@@ -62,17 +62,17 @@ class Timeouts:
         if not await self.sessions.gate_open(loaded):
             return Fired("deferred")  # nobody has seen the last update yet: the game waits
         store = self.sessions.store_of(state.game_id)
-        ready = await store.opened_since(state.game_id, 0)  # the newest gate's opening
-        if key.startswith(TURN_DEADLINE) and ready is not None:
+        if key.startswith(TURN_DEADLINE):
             # the players who must act could not act before the gate that followed the turn's
             # start opened: their clock runs from then (else a seat slow to acknowledge, within
             # its ack timeout, could have the house play another's whole turn)
-            opened = await store.opened_since(state.game_id, wanted[key].since)
-            if opened is not None:
-                due = opened + timedelta(seconds=wanted[key].seconds)
-                if at is not None and due.timestamp() > at:
-                    return Fired("later", due=due)
-                ready = max(ready, due)
+            ready = await store.opened_since(state.game_id, wanted[key].since)
+            if ready is not None:
+                ready += timedelta(seconds=wanted[key].seconds)
+                if at is not None and ready.timestamp() > at:
+                    return Fired("later", due=ready)
+        else:
+            ready = await store.opened_since(state.game_id, 0)  # the newest gate's opening
         # a heavy game's timeout may be CPU work too (Macaua's audit deadline opens every
         # position the published keys open): off the loop, under the game's lock like decide
         if table.game.heavy:

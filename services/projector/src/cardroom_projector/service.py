@@ -454,14 +454,7 @@ class Projector(Service):
         views: list[StoredView],
         summaries: list[dict[str, Any]],
     ) -> list[Projected]:
-        proj = self._cache.get(game)
-        if proj is not None and proj.state.version != done:
-            proj = None  # another projector instance moved this game on
-        if proj is None and done > 0:
-            history = await store.read_stream(game, 1, done)
-            proj, _, _ = project_events(
-                None, [record_of(r) for r in history], spectator=False, owed=frozenset()
-            )
+        proj = await self._projection_at(store, game, done)
         listed = proj.listing if proj is not None else None
         fresh = {int(r["version"]): r for r in records if int(r["version"]) > done}
         if sorted(fresh) != list(range(done + 1, top + 1)):
@@ -476,11 +469,14 @@ class Projector(Service):
         if proj.listing is not listed and proj.listing is not None:
             # an event of these changed the listing: its row as of the last such event
             summaries.append(proj.listing)
+        self._keep(game, proj)
+        return out
+
+    def _keep(self, game: str, proj: Projection) -> None:
         self._cache[game] = proj
         self._cache.move_to_end(game)
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
-        return out
 
     # -- sync -------------------------------------------------------------------------------------
     async def on_sync(self, request: SyncRequest, asker: Asker) -> dict[str, Any]:
@@ -516,6 +512,21 @@ class Projector(Service):
         )
         return reply.model_dump(mode="json")
 
+    async def _projection_at(self, store: EventStore, game: str, version: int) -> Projection | None:
+        """The game's projection at ``version``: the cached one, else the fold of its log up
+        to it (another projector instance may have moved it on, or this one forgotten it);
+        None before its first event."""
+        proj = self._cache.get(game)
+        if proj is not None and proj.state.version == version:
+            return proj
+        if version == 0:
+            return None
+        history = await store.read_stream(game, 1, version)
+        proj, _, _ = project_events(
+            None, [record_of(r) for r in history], spectator=False, owed=frozenset()
+        )
+        return proj
+
     async def _turn_left(
         self, store: EventStore, game: str, version: int, view: dict[str, Any]
     ) -> int | None:
@@ -527,23 +538,14 @@ class Projector(Service):
         (nor a moment after it, before the deadlines are written again)."""
         if view.get("status") != "playing":
             return None
-        since = await self._moved_at(store, game, version)
-        if since is None:
+        proj = await self._projection_at(store, game, version)
+        if proj is None:
             return None
+        self._keep(game, proj)  # as a batch keeps it: the next sync folds no log
+        since = proj.state.moved_at
         kinds = [TURN_KIND, GAME_KIND]
         left = await store.deadlines.time_left(game, since, kinds=kinds, gated=TURN_KIND)
         return None if left is None else max(0, int(left * 1000))
-
-    async def _moved_at(self, store: EventStore, game: str, version: int) -> int | None:
-        """The table's ``moved_at`` at ``version``: this projection's, else the log's fold."""
-        proj = self._cache.get(game)
-        if proj is not None and proj.state.version == version:
-            return proj.state.moved_at
-        records = await store.read_stream(game, 1, version)
-        if not records or records[0].stream_type not in registry:
-            return None
-        table = Table(registry.get(records[0].stream_type))
-        return table.replay([{**r.data, "type": r.type} for r in records]).moved_at
 
     async def _catch_up(self, store: EventStore, game: str) -> int:
         """Project what the game's stream holds beyond this projection before a sync is
